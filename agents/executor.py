@@ -1,0 +1,258 @@
+"""The Executor: runs one sub-task, with its bound tool through MCP or with the model alone.
+
+Seed 001 §2 and TURA: for a task bound to a tool the executor model writes the tool arguments
+(no thought: TURA's distilled executor acts directly), the tool is called through MCP, and the
+model judges whether the output achieves the task; if not it may refine the arguments and call
+again, within a bounded number of rounds. A tool-free task is computed by the model. Each result
+records its status (ok | failed | incomplete), output, evidence with stable ids, tool calls and
+timings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.config import get_stream_writer
+from pydantic import BaseModel, ConfigDict, create_model
+
+from graph.dag import REF_PATTERN, Task
+from graph.resources import Resources, current_resources
+from graph.state import Evidence, TaskPayload, TaskResult, ToolCallRecord
+from models.structured import StructuredOutputError, structured_call
+from prompts import render
+from tools.hub import ToolOutcome, ToolSpec
+
+log = logging.getLogger(__name__)
+JSON_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
+
+
+class Judgement(BaseModel):
+    """The executor's verdict on a tool output."""
+
+    sufficient: bool
+    result: str = ""
+    retry_args: dict[str, Any] | None = None
+
+
+class Computed(BaseModel):
+    """The executor's answer to a tool-free task."""
+
+    result: str
+    complete: bool = True
+
+
+def args_model(spec: ToolSpec) -> type[BaseModel]:
+    """A Pydantic model of a tool's input schema, for constrained decoding and validation."""
+    properties = spec.parameters.get("properties", {})
+    required = set(spec.parameters.get("required", []))
+    fields: dict[str, Any] = {}
+    for name, prop in properties.items():
+        kind = JSON_TYPES.get(prop.get("type", ""), Any)
+        fields[name] = (kind, ...) if name in required else (kind | None, prop.get("default"))
+    return create_model(
+        f"{spec.name.replace('.', '_')}_args", __config__=ConfigDict(extra="ignore"), **fields
+    )
+
+
+def evidence_id(kind: str, *parts: str) -> str:
+    """A stable id: the same source content always gets the same id."""
+    digest = hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()[:10]
+    return f"{kind[0]}-{digest}"
+
+
+def _inputs_text(parent_outputs: dict[str, str]) -> str:
+    if not parent_outputs:
+        return ""
+    return "Inputs from earlier tasks:\n" + "\n".join(f"- {tid}: {out[:500]}" for tid, out in parent_outputs.items())
+
+
+def _complete_args(task: Task, model: type[BaseModel]) -> dict[str, Any] | None:
+    """The plan's own arguments when they already satisfy the schema with every reference filled."""
+    if not task.args or REF_PATTERN.search(json.dumps(task.args)):
+        return None
+    try:
+        return model.model_validate(task.args).model_dump(exclude_none=True)
+    except ValueError:
+        return None
+
+
+async def _write_args(
+    resources: Resources, task: Task, spec: ToolSpec, payload: TaskPayload, previous: str
+) -> dict[str, Any]:
+    model = args_model(spec)
+    prompt = render(
+        "executor_args",
+        today=payload["today"],
+        goal=task.goal,
+        inputs=_inputs_text(payload["parent_outputs"]),
+        tool=spec.name,
+        description=spec.description.split("\n")[0],
+        schema=json.dumps(spec.brief()["args"]),
+        previous=previous,
+    )
+    hint = f"\nSuggested arguments: {json.dumps(task.args)}" if task.args else ""
+    result = await structured_call(
+        resources.model("executor"),
+        [HumanMessage(content=prompt + hint)],
+        model,
+        constrain=resources.settings.role("executor").constrain_json,
+    )
+    return result.value.model_dump(exclude_none=True)
+
+
+async def _judge(resources: Resources, task: Task, outcome: ToolOutcome) -> Judgement:
+    prompt = render("executor_judge", goal=task.goal, output=outcome.output[:3000])
+    result = await structured_call(
+        resources.model("executor"),
+        [HumanMessage(content=prompt)],
+        Judgement,
+        fallback=lambda errors: Judgement(sufficient=bool(outcome.output.strip()), result=outcome.output[:500]),
+        constrain=resources.settings.role("executor").constrain_json,
+    )
+    return result.value
+
+
+def _tool_evidence(task: Task, outcome: ToolOutcome) -> Evidence:
+    args = json.dumps(outcome.args, sort_keys=True, ensure_ascii=False)
+    server, _, tool = outcome.tool.partition(".")
+    return Evidence(
+        id=evidence_id("tool", outcome.tool, args, outcome.output),
+        kind="tool",
+        title=f"{outcome.tool}({args})",
+        source=f"mcp://{server}/{tool}",
+        content=outcome.output,
+        task_id=task.id,
+    )
+
+
+def _record(outcome: ToolOutcome) -> ToolCallRecord:
+    return ToolCallRecord(
+        tool=outcome.tool,
+        args=outcome.args,
+        ok=outcome.ok,
+        output=outcome.output[:2000],
+        error=outcome.error,
+        ms=outcome.ms,
+    )
+
+
+async def run_tool_task(
+    resources: Resources, task: Task, payload: TaskPayload
+) -> tuple[str, str, str | None, list[ToolOutcome], list[Evidence]]:
+    """Write arguments, call the tool, judge, refine: returns status, output, error, calls, evidence."""
+    hub = resources.tools
+    budgets = resources.settings.budgets
+    qualified = hub.resolve(task.tool or "")
+    if qualified is None:
+        return "failed", "", f"tool {task.tool!r} is not available", [], []
+    spec = hub.specs[qualified]
+    calls: list[ToolOutcome] = []
+    evidence: list[Evidence] = []
+    results: list[str] = []
+    args = _complete_args(task, args_model(spec))
+    previous = ""
+    rounds = min(budgets.max_executor_rounds, max(payload["tool_calls_left"], 0))
+    for round_index in range(rounds):
+        if args is None:
+            try:
+                args = await _write_args(resources, task, spec, payload, previous)
+            except StructuredOutputError as exc:
+                return "failed", "", f"could not write arguments for {qualified}: {exc}", calls, evidence
+        outcome = await hub.call(qualified, args, timeout_s=budgets.tool_timeout_s)
+        calls.append(outcome)
+        if not outcome.ok:
+            previous = f"Previous call {json.dumps(args)} failed: {outcome.error}. Write different arguments."
+            args = None
+            continue
+        evidence.append(_tool_evidence(task, outcome))
+        last_round = round_index == rounds - 1
+        judgement = await _judge(resources, task, outcome)
+        results.append(judgement.result or outcome.output)
+        if judgement.sufficient:
+            return "ok", judgement.result or outcome.output, None, calls, evidence
+        if last_round:
+            break
+        args = judgement.retry_args or None
+        previous = f"Previous call {json.dumps(outcome.args)} returned: {outcome.output[:500]} (not enough)."
+    if results:
+        return "incomplete", "\n".join(results), None, calls, evidence
+    errors = "; ".join(dict.fromkeys(call.error or "" for call in calls)) or "no tool call was allowed by the budget"
+    return "failed", "", errors, calls, evidence
+
+
+async def run_model_task(
+    resources: Resources, task: Task, payload: TaskPayload
+) -> tuple[str, str, str | None, list[Evidence]]:
+    """Solve a tool-free task with the executor model; its answer is cited as model knowledge."""
+    prompt = render(
+        "executor_compute",
+        today=payload["today"],
+        query=payload["query"],
+        goal=task.goal,
+        inputs=_inputs_text(payload["parent_outputs"]),
+    )
+    try:
+        result = await structured_call(
+            resources.model("executor"),
+            [HumanMessage(content=prompt)],
+            Computed,
+            constrain=resources.settings.role("executor").constrain_json,
+        )
+    except StructuredOutputError as exc:
+        return "failed", "", f"the executor model gave no usable answer: {exc}", []
+    computed = result.value
+    model_name = resources.settings.role("executor").model
+    evidence = Evidence(
+        id=evidence_id("model", task.goal, computed.result),
+        kind="model",
+        title=task.goal,
+        source=f"model:{model_name}",
+        content=computed.result,
+        task_id=task.id,
+    )
+    status = "ok" if computed.complete and computed.result.strip() else "incomplete"
+    return status, computed.result, None, [evidence]
+
+
+async def execute_task(payload: TaskPayload) -> dict[str, Any]:
+    """Run one task of the plan (one ``Send`` branch) and report its result and evidence."""
+    resources = await current_resources()
+    task = Task.model_validate(payload["task"])
+    emit = get_stream_writer()
+    started = time.time()
+    emit({"event": "task_start", "task_id": task.id, "goal": task.goal, "tool": task.tool, "at": started})
+    calls: list[ToolOutcome] = []
+    if task.tool:
+        status, output, error, calls, evidence = await run_tool_task(resources, task, payload)
+    else:
+        status, output, error, evidence = await run_model_task(resources, task, payload)
+    finished = time.time()
+    result = TaskResult(
+        task_id=task.id,
+        goal=task.goal,
+        tool=task.tool,
+        status=status,  # type: ignore[typeddict-item]
+        output=output,
+        error=error,
+        evidence_ids=[item["id"] for item in evidence],
+        tool_calls=[_record(call) for call in calls],
+        started_at=started,
+        finished_at=finished,
+        plan_version=payload["plan_version"],
+    )
+    emit({"event": "task_end", "task_id": task.id, "status": status, "tool": task.tool,
+          "seconds": round(finished - started, 2), "error": error, "output": output[:200]})
+    log.info("task %s %s in %.2fs", task.id, status, finished - started)
+    return {"results": {task.id: result}, "evidence": {item["id"]: item for item in evidence}}

@@ -1,0 +1,225 @@
+"""The Master: assesses a query and picks the team; after every wave it reviews and directs.
+
+Seed 001 §2 and §3.5: the Master never answers the query itself. It classifies complexity
+(simple → Writer-only, moderate → Executor-inclusive, complex → Planner-enhanced), names the SRSA
+search strategy (seed 002: direct, parallel, serial), resolves follow-ups against the conversation
+and grounds relative dates. After each wave it checks status and completeness: a failed task →
+local re-plan; an incomplete one → augment the DAG; otherwise → the next wave or the Writer.
+Budgets end every loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Any, Literal
+
+from langchain_core.messages import AnyMessage, HumanMessage
+from langgraph.config import get_stream_writer
+from langgraph.types import Overwrite
+from pydantic import BaseModel, Field
+
+from graph.dag import Plan, ready_tasks
+from graph.resources import current_resources
+from graph.state import Route, SearchState
+from models.config import Budgets
+from models.structured import message_text, structured_call
+from prompts import render
+
+log = logging.getLogger(__name__)
+
+ROUTES: dict[str, Route] = {"simple": "writer_only", "moderate": "executor", "complex": "planner"}
+HISTORY_TURNS = 6
+COMPLEX_HINTS = re.compile(
+    r"\b(by how many|how many (years|more|times)|compare|compared|versus|vs\.?|difference|older|elder|"
+    r"younger|both|which (is|was) (older|larger|bigger|earlier))\b",
+    re.IGNORECASE,
+)
+EXTERNAL_HINTS = re.compile(
+    r"\b(now|today|tomorrow|yesterday|current|currently|latest|price|weather|time in|date|"
+    r"calculate|compute|search|find)\b|\d+\s*[-+*/^]\s*\d+",
+    re.IGNORECASE,
+)
+
+
+class Assessment(BaseModel):
+    """The Master's reading of a query."""
+
+    rationale: str = ""
+    resolved_query: str = ""
+    intent: str = ""
+    complexity: Literal["simple", "moderate", "complex"]
+    needs_external_info: bool = False
+    needs_decomposition: bool = False
+    strategy: Literal["direct", "parallel", "serial"] = "direct"
+    fallback: bool = False
+
+
+def rule_assessment(query: str) -> Assessment:
+    """A keyword-based assessment, used when the model's output cannot be parsed."""
+    if COMPLEX_HINTS.search(query):
+        complexity, strategy = "complex", "parallel"
+    elif EXTERNAL_HINTS.search(query):
+        complexity, strategy = "moderate", "direct"
+    else:
+        complexity, strategy = "simple", "direct"
+    return Assessment(
+        rationale="rule-based fallback (the model's assessment could not be parsed)",
+        resolved_query=query,
+        intent=query,
+        complexity=complexity,
+        needs_external_info=complexity != "simple",
+        needs_decomposition=complexity == "complex",
+        strategy=strategy,
+        fallback=True,
+    )
+
+
+def format_history(messages: list[AnyMessage], turns: int = HISTORY_TURNS) -> str:
+    """The last ``turns`` exchanges as ``User:`` / ``Assistant:`` lines ("(none)" when empty)."""
+    lines = [
+        f"{'User' if message.type == 'human' else 'Assistant'}: {message_text(message)[:600]}"
+        for message in messages[-2 * turns :]
+        if message.type in {"human", "ai"}
+    ]
+    return "\n".join(lines) or "(none)"
+
+
+def route_for(assessment: Assessment) -> Route:
+    """The team configuration for an assessment; a "simple" query that needs outside facts is moderate."""
+    if assessment.complexity == "simple" and assessment.needs_external_info:
+        return "executor"
+    return ROUTES[assessment.complexity]
+
+
+async def assess(state: SearchState) -> dict[str, Any]:
+    """Start a turn: record the question, assess it, and choose the team configuration."""
+    resources = await current_resources()
+    query = state["query"].strip()
+    if not query:
+        raise ValueError("the query is empty")
+    today = resources.now().strftime("%A, %Y-%m-%d %H:%M %Z").strip()
+    history = format_history(state.get("messages", []))
+    prompt = render("master_assess", today=today, history=history, query=query)
+    result = await structured_call(
+        resources.model("master"),
+        [HumanMessage(content=prompt)],
+        Assessment,
+        fallback=lambda errors: rule_assessment(query),
+        constrain=resources.settings.role("master").constrain_json,
+    )
+    assessment = result.value
+    if not assessment.resolved_query.strip():
+        assessment.resolved_query = query
+    route = route_for(assessment)
+    get_stream_writer()({"event": "route", "route": route, "assessment": assessment.model_dump()})
+    return {
+        "messages": [HumanMessage(content=query)],
+        "today": today,
+        "assessment": assessment.model_dump(),
+        "route": route,
+        "candidate_tools": [],
+        "plan": None,
+        "plan_log": Overwrite([]),
+        "results": Overwrite({}),
+        "evidence": Overwrite({}),
+        "discarded": Overwrite([]),
+        "augmented": Overwrite([]),
+        "missing": Overwrite([]),
+        "review": {},
+        "replans": 0,
+        "waves": 0,
+        "started_at": time.time(),
+        "answer": None,
+    }
+
+
+class Review(BaseModel):
+    """The Master's decision after a wave."""
+
+    decision: Literal["dispatch", "replan", "augment", "write"]
+    reason: str
+    failed: list[str] = Field(default_factory=list)
+    incomplete: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+
+
+def tool_calls_used(state: SearchState) -> int:
+    """Tool calls made this turn, kept and discarded results alike."""
+    results = [*state.get("results", {}).values(), *state.get("discarded", [])]
+    return sum(len(result["tool_calls"]) for result in results)
+
+
+def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Review:
+    """Review the plan's results: what the team does next, within the budgets."""
+    now = time.time() if now is None else now
+    plan = Plan.model_validate(state["plan"])
+    results = state.get("results", {})
+    current = {task.id: results[task.id] for task in plan.tasks if task.id in results}
+    failed = [tid for tid, result in current.items() if result["status"] == "failed"]
+    incomplete = [tid for tid, result in current.items() if result["status"] == "incomplete"]
+    augmented = set(state.get("augmented", []))
+    # an incomplete task that the planner has already augmented counts as done for its children
+    done = {tid for tid, result in current.items() if result["status"] == "ok"} | (set(incomplete) & augmented)
+    incomplete = [tid for tid in incomplete if tid not in augmented]
+    pending = ready_tasks(plan, done, set(current))
+    unfinished = [task.id for task in plan.tasks if task.id not in done]
+
+    def missing_for(ids: list[str]) -> list[str]:
+        goals = plan.by_id()
+        return [f"{goals[tid].goal} ({current[tid].get('error') or current[tid]['status']})" for tid in ids]
+
+    exhausted = []
+    if now - state.get("started_at", now) > budgets.wall_clock_s:
+        exhausted.append(f"the time budget of {budgets.wall_clock_s:g} s ran out")
+    if tool_calls_used(state) >= budgets.max_tool_calls and pending:
+        exhausted.append(f"the budget of {budgets.max_tool_calls} tool calls ran out")
+    if state.get("waves", 0) >= budgets.max_waves and (pending or failed or incomplete):
+        exhausted.append(f"the budget of {budgets.max_waves} waves ran out")
+    if exhausted:
+        not_run = [f"{plan.by_id()[tid].goal} (not run)" for tid in unfinished if tid not in current]
+        return Review(
+            decision="write",
+            reason="; ".join(exhausted),
+            failed=failed,
+            incomplete=incomplete,
+            missing=missing_for(failed + incomplete) + not_run,
+        )
+    replans_left = state.get("replans", 0) < budgets.max_replans
+    if failed:
+        if replans_left:
+            return Review(decision="replan", reason=f"tasks {failed} failed", failed=failed)
+        return Review(
+            decision="write",
+            reason=f"tasks {failed} failed and the re-plan budget ({budgets.max_replans}) is used up",
+            failed=failed,
+            incomplete=incomplete,
+            missing=missing_for(failed + incomplete),
+        )
+    if incomplete and not pending:
+        if replans_left:
+            return Review(
+                decision="augment", reason=f"tasks {incomplete} returned incomplete results", incomplete=incomplete
+            )
+        return Review(
+            decision="write",
+            reason=f"tasks {incomplete} are incomplete and the re-plan budget is used up",
+            incomplete=incomplete,
+            missing=missing_for(incomplete),
+        )
+    if pending:
+        return Review(decision="dispatch", reason=f"{len(pending)} task(s) ready", incomplete=incomplete)
+    return Review(decision="write", reason="all tasks completed", incomplete=incomplete)
+
+
+async def review(state: SearchState) -> dict[str, Any]:
+    """Master review after a wave: record the decision; the graph routes on it."""
+    resources = await current_resources()
+    verdict = decide(state, resources.settings.budgets)
+    log.info("review: %s (%s)", verdict.decision, verdict.reason)
+    get_stream_writer()({"event": "review", **verdict.model_dump()})
+    update: dict[str, Any] = {"review": verdict.model_dump()}
+    if verdict.missing:
+        update["missing"] = verdict.missing
+    return update

@@ -1,0 +1,219 @@
+"""The Planner: turns a complex query into a DAG of sub-tasks over the candidate tools.
+
+Seed 001 §3.4: one pass, reasoning first then a JSON sketch, validated (parseable, acyclic, ≤1 tool
+per task, tool among the candidates, references declared). Invalid output gets one repair round
+with the validator's errors, then a rule-based single-task fallback. Under the Master's direction
+it re-plans locally (the failed tasks and their descendants are replaced; completed tasks and
+their results are kept) or augments the DAG with new downstream tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.config import get_stream_writer
+from langgraph.types import Overwrite
+from pydantic import BaseModel, Field
+
+from graph.dag import Plan, PlanError, Task, validate_plan
+from graph.resources import current_resources
+from graph.state import SearchState, TaskResult
+from models.structured import structured_call
+from prompts import render
+from tools.hub import ToolSpec
+
+log = logging.getLogger(__name__)
+
+
+class PlanSketch(BaseModel):
+    """What the planner model writes: its reasoning, then the tasks."""
+
+    reasoning: str = ""
+    tasks: list[Task] = Field(default_factory=list)
+
+
+def describe_tools(candidates: list[dict[str, Any]]) -> str:
+    """One line per candidate tool for the prompt."""
+    if not candidates:
+        return "(no tools: every task must have \"tool\": null)"
+    return "\n".join(
+        f"- {tool['name']}({', '.join(tool.get('args', {}))}): {tool['description']}" for tool in candidates
+    )
+
+
+def fallback_plan(
+    query: str, candidates: list[dict[str, Any]], first_id: str = "t1", avoid: frozenset[str] = frozenset()
+) -> list[Task]:
+    """A single task over the top-ranked tool that has not failed (or none): the last resort."""
+    usable = [tool["name"] for tool in candidates if tool["name"] not in avoid]
+    return [Task(id=first_id, goal=query, tool=usable[0] if usable else None, returns="the answer")]
+
+
+def widen_candidates(
+    candidates: list[dict[str, Any]], failed_tools: set[str], specs: dict[str, ToolSpec]
+) -> list[dict[str, Any]]:
+    """Add the backups of failed tools (the other tools of their server) to the candidate set."""
+    names = {tool["name"] for tool in candidates}
+    servers = {name.partition(".")[0] for name in failed_tools}
+    extra = [
+        {**spec.brief(), "score": 0.0}
+        for name, spec in sorted(specs.items())
+        if spec.server in servers and name not in names and name not in failed_tools
+    ]
+    return [*candidates, *extra]
+
+
+def _normalise_tools(tasks: list[Task], candidates: list[dict[str, Any]]) -> list[Task]:
+    """Map a tool written without its server prefix (``calculate``) to the unique candidate."""
+    names = [tool["name"] for tool in candidates]
+    fixed = []
+    for task in tasks:
+        if task.tool and task.tool not in names:
+            matches = [name for name in names if name.split(".", 1)[-1] in {task.tool, task.tool.split("_", 1)[-1]}]
+            if len(matches) == 1:
+                task = task.model_copy(update={"tool": matches[0]})
+        fixed.append(task)
+    return fixed
+
+
+def _attach_augmentation(
+    kept: list[Task], new_tasks: list[Task], incomplete: set[str]
+) -> tuple[list[Task], list[Task]]:
+    """Wire augmenting tasks into the DAG.
+
+    New tasks that name no dependency build on the incomplete tasks they complete, and tasks
+    that were waiting for an incomplete result now also wait for the new tasks.
+    """
+    new_tasks = [task if task.deps else task.model_copy(update={"deps": sorted(incomplete)}) for task in new_tasks]
+    new_ids = [task.id for task in new_tasks]
+    rewired = [
+        task.model_copy(update={"deps": [*task.deps, *new_ids]}) if incomplete & set(task.deps) else task
+        for task in kept
+    ]
+    return rewired, new_tasks
+
+
+def _fresh_id(taken: set[str]) -> str:
+    index = 1
+    while f"t{index}" in taken:
+        index += 1
+    return f"t{index}"
+
+
+def _completed_summary(kept: list[Task], results: dict[str, TaskResult]) -> str:
+    lines = [f"- {task.id}: {task.goal} -> {results[task.id]['output'][:300]}" for task in kept]
+    return "\n".join(lines) or "(none)"
+
+
+async def plan(state: SearchState) -> dict[str, Any]:
+    """Write the first plan, or re-plan / augment it as the Master's review directs."""
+    resources = await current_resources()
+    budgets = resources.settings.budgets
+    candidates = state.get("candidate_tools", [])
+    assessment = state.get("assessment", {})
+    query = assessment.get("resolved_query") or state["query"]
+    review = state.get("review") or {}
+    mode = review.get("decision") if state.get("plan") and review.get("decision") in {"replan", "augment"} else "plan"
+    results = state.get("results", {})
+    old = Plan.model_validate(state["plan"]) if state.get("plan") else Plan(tasks=[], version=0)
+
+    if mode == "plan":
+        kept: list[Task] = []
+        dropped: set[str] = set()
+        context = ""
+    elif mode == "replan":
+        failed_tools = {old.by_id()[tid].tool for tid in review.get("failed", []) if old.by_id()[tid].tool}
+        candidates = widen_candidates(candidates, failed_tools, resources.tools.specs)  # type: ignore[arg-type]
+        dropped = set(review.get("failed", []))
+        for task_id in list(dropped):
+            dropped |= old.descendants(task_id)
+        kept = [task for task in old.tasks if task.id not in dropped]
+        failures = "\n".join(
+            f"- {tid}: {old.by_id()[tid].goal} (tool {old.by_id()[tid].tool}) failed: {results[tid].get('error')}"
+            for tid in review.get("failed", [])
+            if tid in results
+        )
+        problem = (
+            f"These tasks failed and must be replaced (with a different tool or approach; "
+            f"use new ids, not {sorted(dropped)}):\n{failures}"
+        )
+        context = render("planner_replan", completed=_completed_summary(
+            [t for t in kept if t.id in results], results), problem=problem)
+    else:  # augment
+        dropped = set()
+        kept = list(old.tasks)
+        partial = "\n".join(
+            f"- {tid}: {old.by_id()[tid].goal} -> {results[tid]['output'][:300]}"
+            for tid in review.get("incomplete", [])
+            if tid in results
+        )
+        problem = (
+            "These results are incomplete. Add only NEW downstream tasks (new ids) that find what is "
+            f"missing; they may depend on existing tasks:\n{partial}"
+        )
+        context = render("planner_replan", completed=_completed_summary(
+            [t for t in kept if t.id in results], results), problem=problem)
+
+    kept_ids = {task.id for task in kept}
+    room = max(1, budgets.max_tasks - len(kept))
+    taken = kept_ids | set(results) | {r["task_id"] for r in state.get("discarded", [])}
+
+    def check(sketch: BaseModel) -> list[Task]:
+        tasks = _normalise_tools(list(sketch.tasks), candidates)  # type: ignore[attr-defined]
+        clashes = sorted({task.id for task in tasks} & taken)
+        if clashes:
+            raise PlanError([f"task ids {clashes} are already used; use new ids"])
+        validate_plan(
+            {"tasks": [t.model_dump() for t in tasks]},
+            candidate_tools=[tool["name"] for tool in candidates],
+            max_tasks=room,
+            known_ids=kept_ids,
+        )
+        return tasks
+
+    prompt = render(
+        "planner_plan",
+        today=state.get("today", ""),
+        max_tasks=room,
+        strategy=assessment.get("strategy", "parallel"),
+        tools=describe_tools(candidates),
+        context=context,
+        query=query,
+    )
+    result = await structured_call(
+        resources.model("planner"),
+        [HumanMessage(content=prompt)],
+        PlanSketch,
+        check=check,
+        fallback=lambda errors: fallback_plan(query, candidates, _fresh_id(taken | dropped), frozenset(
+            old.by_id()[tid].tool or "" for tid in review.get("failed", []) if mode == "replan")),
+        constrain=resources.settings.role("planner").constrain_json,
+    )
+    new_tasks: list[Task] = result.value
+    if mode == "augment":
+        kept, new_tasks = _attach_augmentation(kept, new_tasks, set(review.get("incomplete", [])))
+    new_plan = Plan(tasks=[*kept, *new_tasks], version=old.version + 1)
+    validate_plan(new_plan, candidate_tools=[tool["name"] for tool in candidates] + [
+        t.tool for t in kept if t.tool], max_tasks=budgets.max_tasks + len(kept))
+    entry = {
+        "version": new_plan.version,
+        "mode": mode,
+        "tasks": [task.model_dump() for task in new_plan.tasks],
+        "dropped": sorted(dropped),
+        "fallback": result.fallback,
+        "errors": result.errors,
+    }
+    log.info("plan v%d (%s): %s", new_plan.version, mode, json.dumps(entry["tasks"])[:500])
+    get_stream_writer()({"event": "plan", **entry, "waves": new_plan.waves()})
+    update: dict[str, Any] = {"plan": new_plan.model_dump(), "plan_log": [entry], "candidate_tools": candidates}
+    if mode != "plan":
+        update["replans"] = state.get("replans", 0) + 1
+    if mode == "augment":
+        update["augmented"] = list(review.get("incomplete", []))
+    if dropped:
+        update["results"] = Overwrite({tid: res for tid, res in results.items() if tid not in dropped})
+        update["discarded"] = [results[tid] for tid in sorted(dropped) if tid in results]
+    return update

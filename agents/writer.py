@@ -1,0 +1,120 @@
+"""The Writer: synthesizes the answer from the task results and cites every claim.
+
+Seed 001 §5 and the PA-RAG prompt (§5.3.3): the Writer reads the numbered sources (task evidence),
+resolves or reports conflicting figures, answers in the query's language and cites ``[n]``. The
+answer object carries its citations structurally (number → evidence id), marks which cited
+sources are the model's own knowledge, and lists what could not be found.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.config import get_stream_writer
+
+from agents.master import format_history
+from graph.dag import Plan
+from graph.resources import current_resources
+from graph.state import Evidence, SearchState
+from models.structured import message_text, strip_thinking
+from prompts import render
+
+CITATION = re.compile(r"\[(\d{1,3})\]")
+SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+MAX_SOURCE_CHARS = 700
+
+
+def number_sources(state: SearchState) -> list[Evidence]:
+    """The evidence in plan order (task by task), each cited as ``[n]`` by its 1-based position."""
+    evidence = state.get("evidence", {})
+    results = state.get("results", {})
+    order = [task["id"] for task in (state.get("plan") or {}).get("tasks", [])]
+    ordered: list[Evidence] = []
+    for task_id in order:
+        for evidence_id in results.get(task_id, {}).get("evidence_ids", []):
+            if evidence_id in evidence and evidence[evidence_id] not in ordered:
+                ordered.append(evidence[evidence_id])
+    return ordered
+
+
+def format_sources(sources: list[Evidence]) -> str:
+    """The numbered source list of the prompt."""
+    lines = []
+    for n, item in enumerate(sources, start=1):
+        label = " (model knowledge)" if item["kind"] == "model" else ""
+        lines.append(f"[{n}]{label} {item['title']}: {item['content'][:MAX_SOURCE_CHARS]}")
+    return "\n".join(lines)
+
+
+def build_answer(text: str, sources: list[Evidence], missing: list[str]) -> dict[str, Any]:
+    """The structured answer: text, citations mapped to evidence ids, sources, gaps."""
+    cited = []
+    invalid = []
+    for match in CITATION.finditer(text):
+        n = int(match.group(1))
+        if 1 <= n <= len(sources):
+            if n not in cited:
+                cited.append(n)
+        elif n not in invalid:
+            invalid.append(n)
+    for n in invalid:
+        text = text.replace(f"[{n}]", "")
+    citations = [
+        {
+            "n": n,
+            "evidence_id": sources[n - 1]["id"],
+            "kind": sources[n - 1]["kind"],
+            "title": sources[n - 1]["title"],
+            "source": sources[n - 1]["source"],
+        }
+        for n in sorted(cited)
+    ]
+    sentences = [s for s in SENTENCE.split(text.strip()) if len(s.split()) > 3]
+    uncited = [s for s in sentences if not CITATION.search(s)] if sources else []
+    model_only = [c["n"] for c in citations if c["kind"] == "model"]
+    return {
+        "text": text.strip(),
+        "citations": citations,
+        "sources": [{"n": n, **{k: s[k] for k in ("id", "kind", "title", "source")}} for n, s in
+                    enumerate(sources, start=1)],
+        "basis": "sources" if sources else "model_knowledge",
+        "model_knowledge_citations": model_only,
+        "uncited_sentences": uncited,
+        "invalid_citations": invalid,
+        "missing": missing,
+    }
+
+
+async def write(state: SearchState) -> dict[str, Any]:
+    """Write the final answer of the turn."""
+    resources = await current_resources()
+    assessment = state.get("assessment", {})
+    query = state["query"]
+    sources = number_sources(state)
+    missing = list(dict.fromkeys(state.get("missing", [])))
+    if state.get("route") == "writer_only" or (not sources and not state.get("plan")):
+        history = format_history(state.get("messages", [])[:-1])
+        prompt = render("writer_direct", today=state.get("today", ""), history=history, query=query)
+    else:
+        gaps = "Could not be found: " + "; ".join(missing) + "\n" if missing else ""
+        failures = [
+            f"{result['goal']}: {result.get('error') or result['status']}"
+            for result in state.get("results", {}).values()
+            if result["status"] != "ok" and result["goal"] not in " ".join(missing)
+        ]
+        if failures:
+            gaps += "Problems: " + "; ".join(failures) + "\n"
+        resolved = assessment.get("resolved_query") or query
+        question = query if resolved == query else f"{query} (meaning: {resolved})"
+        prompt = render(
+            "writer_answer", today=state.get("today", ""), sources=format_sources(sources) or "(none)",
+            missing=gaps, query=question,
+        )
+    reply = await resources.model("writer").ainvoke([HumanMessage(content=prompt)])
+    text = strip_thinking(message_text(reply))
+    answer = build_answer(text, sources, missing)
+    answer["plan_version"] = Plan.model_validate(state["plan"]).version if state.get("plan") else None
+    get_stream_writer()({"event": "answer", "answer": answer})
+    return {"answer": answer, "messages": [AIMessage(content=answer["text"])]}

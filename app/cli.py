@@ -1,0 +1,211 @@
+"""The ``aisearch`` command line: ``ask`` a question (streamed as it happens), manage models, show config."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+from langchain_core.messages import AIMessageChunk
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from rich.console import Console
+from rich.tree import Tree
+
+from graph.builder import build_graph
+from graph.resources import Resources, use_resources
+from models.config import ROLES, ConfigError, Settings, load_settings
+from models.factory import ModelUnavailableError, build_chat_model
+from tools.hub import ToolHub
+from tools.registry import ServerConfigError, load_connections
+
+log = logging.getLogger("aisearch")
+
+
+class UserError(RuntimeError):
+    """A problem the user can fix; printed without a traceback."""
+
+
+def check_endpoints(settings: Settings, timeout_s: float = 5.0) -> None:
+    """Fail early, with a clear message, when a configured remote endpoint is unreachable."""
+    seen: set[str] = set()
+    for role in ROLES:
+        role_settings = settings.role(role)
+        if role_settings.is_local or role_settings.base_url in seen:
+            continue
+        seen.add(role_settings.base_url)
+        url = role_settings.base_url.rstrip("/") + "/models"
+        headers = {"Authorization": f"Bearer {role_settings.api_key}"} if role_settings.api_key else {}
+        try:
+            httpx.get(url, timeout=timeout_s, headers=headers).raise_for_status()
+        except httpx.HTTPError as exc:
+            raise UserError(
+                f"cannot reach the {role} model endpoint {role_settings.base_url} ({exc}). "
+                "Start it, or set AISEARCH_BASE_URL / AISEARCH_<ROLE>_BASE_URL to an OpenAI-compatible "
+                "endpoint, or unset them to use the embedded local models."
+            ) from exc
+
+
+class ProgressPrinter:
+    """Prints the run as it happens: route, plan tree, task start/finish, streamed answer."""
+
+    def __init__(self, console: Console) -> None:
+        """Print to ``console``."""
+        self.console = console
+        self.streamed = False
+
+    def event(self, event: dict[str, Any]) -> None:
+        """Render one custom stream event."""
+        kind = event.get("event")
+        if kind == "route":
+            a = event["assessment"]
+            self.console.print(
+                f"[bold]route[/] {event['route']}  ({a['complexity']}, strategy {a['strategy']}"
+                f"{', rule fallback' if a.get('fallback') else ''}) - {a.get('rationale', '')}"
+            )
+        elif kind == "tools":
+            self.console.print(f"[bold]tools[/] {', '.join(event['candidates']) or '(none)'}")
+        elif kind == "plan":
+            self.console.print(plan_tree(event))
+        elif kind == "task_start":
+            self.console.print(f"  [cyan]▶ {event['task_id']}[/] {event['goal']}  [dim]{event['tool'] or 'model'}[/]")
+        elif kind == "task_end":
+            colour = {"ok": "green", "incomplete": "yellow"}.get(event["status"], "red")
+            detail = event.get("error") or event.get("output", "")
+            self.console.print(
+                f"  [{colour}]■ {event['task_id']} {event['status']}[/] in {event['seconds']:.1f}s"
+                f"  [dim]{detail[:120]}[/]"
+            )
+        elif kind == "review" and event["decision"] != "write":
+            self.console.print(f"[bold]review[/] {event['decision']}: {event['reason']}")
+        elif kind == "review":
+            self.console.print(f"[bold]review[/] write: {event['reason']}")
+
+    def token(self, text: str) -> None:
+        """Print a streamed answer token."""
+        if not self.streamed:
+            self.console.print("[bold]answer[/]")
+            self.streamed = True
+        self.console.print(text, end="", markup=False, highlight=False)
+
+
+def plan_tree(event: dict[str, Any]) -> Tree:
+    """The plan as a tree of waves (tasks in one wave run in parallel)."""
+    tasks = {task["id"]: task for task in event["tasks"]}
+    label = f"[bold]plan v{event['version']}[/] ({event['mode']}{', fallback' if event.get('fallback') else ''})"
+    tree = Tree(label)
+    for index, wave in enumerate(event.get("waves", []), start=1):
+        branch = tree.add(f"wave {index}" + (" (parallel)" if len(wave) > 1 else ""))
+        for task_id in wave:
+            task = tasks[task_id]
+            deps = f" ← {', '.join(task['deps'])}" if task["deps"] else ""
+            branch.add(f"{task_id}: {task['goal']} [dim]({task['tool'] or 'model'}){deps}[/]")
+    return tree
+
+
+def print_answer(console: Console, answer: dict[str, Any], streamed: bool) -> None:
+    """The answer (unless already streamed) and its numbered sources."""
+    if streamed:
+        console.print()
+    else:
+        console.print("[bold]answer[/]")
+        console.print(answer["text"], markup=False, highlight=False)
+    cited = {c["n"] for c in answer["citations"]}
+    if answer["sources"]:
+        console.print("[bold]sources[/]")
+        for source in answer["sources"]:
+            mark = "" if source["n"] in cited else " [dim](not cited)[/]"
+            note = " [yellow](model knowledge, not a retrieved source)[/]" if source["kind"] == "model" else ""
+            console.print(f"  [{source['n']}] {source['title']} - {source['source']}{note}{mark}", highlight=False)
+    elif answer["basis"] == "model_knowledge":
+        console.print("[dim](answered from the model's own knowledge; no sources were consulted)[/]")
+    for gap in answer.get("missing", []):
+        console.print(f"[yellow]missing:[/] {gap}")
+
+
+async def ask(args: argparse.Namespace) -> int:
+    """Run one question through the graph on a (new or continued) thread."""
+    settings = load_settings(args.config)
+    if args.db:
+        settings.db_path = Path(args.db).expanduser()
+    if args.mcp_config:
+        settings.mcp_config = Path(args.mcp_config).expanduser()
+    check_endpoints(settings)
+    console = Console(stderr=args.json)
+    printer = ProgressPrinter(console)
+    settings.db_path.parent.mkdir(parents=True, exist_ok=True)
+    thread_id = args.thread or uuid.uuid4().hex[:12]
+    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 200}
+    async with AsyncSqliteSaver.from_conn_string(str(settings.db_path)) as saver:
+        graph = build_graph(checkpointer=saver)
+        if args.thread and not (await graph.aget_state(config)).values:
+            raise UserError(f"unknown thread id {args.thread!r} (in {settings.db_path}); omit --thread to start one")
+        async with ToolHub.open(load_connections(settings.mcp_config)) as hub:
+            for server, error in hub.server_errors.items():
+                console.print(f"[yellow]MCP server {server} unavailable:[/] {error}")
+            resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
+            console.print(f"[dim]thread {thread_id}[/]")
+            with use_resources(resources):
+                stream = graph.astream(
+                    {"query": args.question}, config, stream_mode=["custom", "messages"]
+                )
+                async for mode, chunk in stream:
+                    if mode == "custom":
+                        printer.event(chunk)
+                    elif not args.json:
+                        message, meta = chunk
+                        if meta.get("langgraph_node") == "writer" and isinstance(message, AIMessageChunk):
+                            printer.token(message.text)
+        values = (await graph.aget_state(config)).values
+    answer = values.get("answer") or {}
+    if args.json:
+        keys = ("query", "route", "assessment", "candidate_tools", "plan", "plan_log", "results", "evidence",
+                "discarded", "missing", "answer")
+        print(json.dumps({"thread_id": thread_id, **{k: values.get(k) for k in keys}}, indent=2, default=str))
+    else:
+        print_answer(console, answer, printer.streamed)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``aisearch`` command."""
+    parser = argparse.ArgumentParser(prog="aisearch", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    parser.add_argument("--config", help="config file (default $AISEARCH_CONFIG or ~/.config/aisearch/config.toml)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    ask_parser = sub.add_parser("ask", help="answer a question")
+    ask_parser.add_argument("question")
+    ask_parser.add_argument("--json", action="store_true", help="print the final state as JSON")
+    ask_parser.add_argument("--thread", help="continue the conversation of this thread id")
+    ask_parser.add_argument("--db", help="SQLite checkpoint database (default ~/.local/share/aisearch/threads.sqlite)")
+    ask_parser.add_argument("--mcp-config", help='an {"mcpServers": {...}} JSON file with extra MCP servers')
+    ask_parser.set_defaults(func=lambda args: asyncio.run(ask(args)))
+    try:
+        from app.models_cli import register
+    except ImportError:  # pragma: no cover - shipped with the project
+        pass
+    else:
+        register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``aisearch`` command."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args) or 0)
+    except (UserError, ConfigError, ServerConfigError, ModelUnavailableError) as exc:
+        print(f"aisearch: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""The DAG scheduler: every ready task of the plan becomes its own ``Send`` branch."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langgraph.types import Command, Send
+
+from agents.master import tool_calls_used
+from graph.dag import Plan, ready_tasks, substitute
+from graph.resources import current_resources
+from graph.state import SearchState, TaskPayload
+
+
+async def dispatch(state: SearchState) -> Command:
+    """Send the next wave: ready tasks (all parents ok), parents' outputs filled into their args.
+
+    At most ``max_parallel`` tasks go out at once; the rest wait for the next wave.
+    """
+    resources = await current_resources()
+    budgets = resources.settings.budgets
+    plan = Plan.model_validate(state["plan"])
+    results = state.get("results", {})
+    augmented = set(state.get("augmented", []))
+    done = {tid for tid, r in results.items() if r["status"] == "ok" or (tid in augmented)}
+    wave = ready_tasks(plan, done, set(results))[: budgets.max_parallel]
+    if not wave:
+        return Command(goto="writer", update={"missing": ["no task could be scheduled"]})
+    outputs = {tid: r["output"] for tid, r in results.items()}
+    calls_left = max(budgets.max_tool_calls - tool_calls_used(state), 0)
+    sends = []
+    for task in wave:
+        filled = task.model_copy(update={"args": substitute(task.args, outputs)})
+        payload = TaskPayload(
+            task=filled.model_dump(),
+            parent_outputs={dep: outputs[dep] for dep in task.deps if dep in outputs},
+            query=state["query"],
+            today=state.get("today", ""),
+            plan_version=plan.version,
+            tool_calls_left=max(calls_left // len(wave), 1) if calls_left else 0,
+            deadline=state.get("started_at", time.time()) + budgets.wall_clock_s,
+        )
+        sends.append(Send("execute_task", payload))
+    return Command(goto=sends, update={"waves": state.get("waves", 0) + 1})

@@ -1,0 +1,35 @@
+"""The ``select_tools`` node: the dynamic capability boundary for this query (seed 001 §3.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.config import get_stream_writer
+
+from graph.dag import Plan, Task
+from graph.resources import current_resources
+from graph.state import SearchState
+from tools.selection import select_tools as rank_tools
+
+
+async def select_tools(state: SearchState) -> dict[str, Any]:
+    """Retrieve a small candidate tool set; on the Executor route, bind the top one to a single task."""
+    resources = await current_resources()
+    assessment = state.get("assessment", {})
+    query = assessment.get("resolved_query") or state["query"]
+    ranked = rank_tools(
+        f"{query} {assessment.get('intent', '')}",
+        list(resources.tools.specs.values()),
+        resources.settings.tool_candidates,
+    )
+    candidates = [{**spec.brief(), "score": round(score, 3)} for spec, score in ranked]
+    get_stream_writer()({"event": "tools", "candidates": [c["name"] for c in candidates]})
+    update: dict[str, Any] = {"candidate_tools": candidates}
+    if state.get("route") == "executor":
+        top = candidates[0]["name"] if candidates else None
+        plan = Plan(tasks=[Task(id="t1", goal=query, tool=top, returns="the answer")], version=1)
+        entry = {"version": 1, "mode": "single", "tasks": [t.model_dump() for t in plan.tasks],
+                 "dropped": [], "fallback": False, "errors": []}
+        get_stream_writer()({"event": "plan", **entry, "waves": plan.waves()})
+        update |= {"plan": plan.model_dump(), "plan_log": [entry]}
+    return update

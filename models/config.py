@@ -1,0 +1,224 @@
+"""Effective settings: per-role models, budgets and paths, from a TOML file and the environment.
+
+Precedence (highest first): environment variables, the config file, built-in defaults.
+
+Config file: ``$AISEARCH_CONFIG`` or ``~/.config/aisearch/config.toml``::
+
+    [models.default]            # applies to every role unless the role overrides it
+    base_url = "http://127.0.0.1:8080/v1"
+    model = "qwen2.5-coder-1.5b"
+
+    [models.executor]
+    model = "qwen2.5-coder-0.5b"
+
+    [budgets]
+    max_replans = 2
+
+    [paths]
+    db = "~/.local/share/aisearch/threads.sqlite"
+    mcp_config = "./mcp.json"
+
+Environment: ``AISEARCH_<ROLE>_MODEL``, ``AISEARCH_<ROLE>_BASE_URL``, ``AISEARCH_<ROLE>_API_KEY``
+(role-specific), ``AISEARCH_MODEL``, ``AISEARCH_BASE_URL``, ``AISEARCH_API_KEY`` (every role),
+``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_BUDGET_<NAME>`` (for example
+``AISEARCH_BUDGET_MAX_REPLANS=1``).
+
+A ``base_url`` of ``local`` (the default) means the embedded llama.cpp server that aisearch
+starts itself.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+Role = Literal["master", "planner", "executor", "writer"]
+ROLES: tuple[Role, ...] = ("master", "planner", "executor", "writer")
+LOCAL = "local"
+
+DEFAULT_MODELS: dict[Role, str] = {
+    "master": "qwen2.5-coder-1.5b-instruct",
+    "planner": "qwen2.5-coder-1.5b-instruct",
+    "executor": "qwen2.5-coder-0.5b-instruct",
+    "writer": "qwen2.5-coder-1.5b-instruct",
+}
+DEFAULT_MAX_TOKENS: dict[Role, int] = {"master": 256, "planner": 768, "executor": 256, "writer": 768}
+
+
+class ConfigError(ValueError):
+    """The configuration file or environment holds an invalid value."""
+
+
+class RoleSettings(BaseModel):
+    """How one role reaches its chat model."""
+
+    model: str
+    base_url: str = LOCAL
+    api_key: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    timeout_s: float = Field(default=180.0, gt=0)
+    json_schema: bool | None = None
+
+    @property
+    def is_local(self) -> bool:
+        """Whether this role uses the embedded local model server."""
+        return self.base_url == LOCAL
+
+    @property
+    def constrain_json(self) -> bool:
+        """Send ``response_format`` with a JSON schema (llama.cpp grammars); default on when local."""
+        return self.is_local if self.json_schema is None else self.json_schema
+
+
+class Budgets(BaseModel):
+    """Bounds on every loop of a run; when one runs out the Writer answers with what exists."""
+
+    max_replans: int = Field(default=2, ge=0)
+    max_waves: int = Field(default=6, ge=1)
+    max_tool_calls: int = Field(default=12, ge=0)
+    max_tasks: int = Field(default=8, ge=1)
+    max_executor_rounds: int = Field(default=2, ge=1)
+    max_parallel: int = Field(default=4, ge=1)
+    tool_timeout_s: float = Field(default=30.0, gt=0)
+    wall_clock_s: float = Field(default=900.0, gt=0)
+
+
+class LocalServerSettings(BaseModel):
+    """The embedded llama.cpp server (used by roles whose base_url is ``local``).
+
+    ``chat_format``: llama-cpp-python chat handler (``chatml-function-calling`` gives OpenAI
+    ``tool_calls`` and JSON-schema ``response_format``). ``keep_running``: leave a server that a
+    one-shot command started running for reuse. ``resident_models``: keep every served model loaded
+    (no reload when roles alternate). ``gguf``: alias -> path of your own GGUF files
+    (``[local.gguf]`` or ``AISEARCH_LOCAL_GGUF="alias=path;alias2=path"``); a role's ``model`` may
+    also be a path to a ``.gguf`` file. See ``models/local_server.py``.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    n_threads: int = Field(default=max(1, min(os.cpu_count() or 2, 4)), ge=1)
+    n_ctx: int = Field(default=4096, ge=512)
+    start_timeout_s: float = Field(default=180.0, gt=0)
+    chat_format: str = "chatml-function-calling"
+    keep_running: bool = True
+    resident_models: bool = True
+    gguf: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("gguf", mode="before")
+    @classmethod
+    def _parse_gguf(cls, value: Any) -> Any:
+        """Accept ``alias=path`` pairs separated by ``;`` or ``,`` (for ``AISEARCH_LOCAL_GGUF``)."""
+        if isinstance(value, str):
+            pairs = [item.split("=", 1) for item in value.replace(";", ",").split(",") if item.strip()]
+            if any(len(pair) != 2 for pair in pairs):
+                raise ValueError("expected alias=path pairs separated by ';' or ','")
+            return {alias.strip(): path.strip() for alias, path in pairs}
+        return value
+
+
+class Settings(BaseModel):
+    """Everything a run needs to know that is not in the question."""
+
+    roles: dict[Role, RoleSettings]
+    budgets: Budgets = Budgets()
+    local: LocalServerSettings = LocalServerSettings()
+    db_path: Path = Path("~/.local/share/aisearch/threads.sqlite").expanduser()
+    mcp_config: Path | None = None
+    tool_candidates: int = Field(default=5, ge=1)
+
+    def role(self, role: Role) -> RoleSettings:
+        """Return the settings of one role."""
+        return self.roles[role]
+
+
+def default_config_path(env: Mapping[str, str] | None = None) -> Path:
+    """Where the config file is looked for when no path is given."""
+    env = os.environ if env is None else env
+    if env.get("AISEARCH_CONFIG"):
+        return Path(env["AISEARCH_CONFIG"]).expanduser()
+    return Path("~/.config/aisearch/config.toml").expanduser()
+
+
+def _read_toml(path: Path, explicit: bool) -> dict[str, Any]:
+    if not path.exists():
+        if explicit:
+            raise ConfigError(f"config file not found: {path}")
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+
+
+def _role_values(role: Role, file_models: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {"model": DEFAULT_MODELS[role], "max_tokens": DEFAULT_MAX_TOKENS[role]}
+    values.update(file_models.get("default", {}))
+    values.update(file_models.get(role, {}))
+    for field in ("model", "base_url", "api_key"):
+        for name in (f"AISEARCH_{field.upper()}", f"AISEARCH_{role.upper()}_{field.upper()}"):
+            if env.get(name):
+                values[field] = env[name]
+    return values
+
+
+def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] | None = None) -> Settings:
+    """Build the effective settings: defaults, then the config file, then the environment.
+
+    Args:
+        config_path: An explicit config file (must exist); default ``$AISEARCH_CONFIG`` or
+            ``~/.config/aisearch/config.toml`` (optional).
+        env: The environment to read (default ``os.environ``).
+
+    Raises:
+        ConfigError: On a missing explicit file, invalid TOML or an invalid value.
+    """
+    env = os.environ if env is None else env
+    explicit = config_path is not None or bool(env.get("AISEARCH_CONFIG"))
+    path = Path(config_path).expanduser() if config_path is not None else default_config_path(env)
+    data = _read_toml(path, explicit)
+    file_models = data.get("models", {})
+    unknown = set(file_models) - {"default", *ROLES}
+    if unknown:
+        raise ConfigError(f"{path}: unknown role(s) under [models]: {sorted(unknown)}")
+    budgets = dict(data.get("budgets", {}))
+    for name in Budgets.model_fields:
+        if env.get(f"AISEARCH_BUDGET_{name.upper()}"):
+            budgets[name] = env[f"AISEARCH_BUDGET_{name.upper()}"]
+    local = dict(data.get("local", {}))
+    for name in LocalServerSettings.model_fields:
+        if env.get(f"AISEARCH_LOCAL_{name.upper()}"):
+            local[name] = env[f"AISEARCH_LOCAL_{name.upper()}"]
+    paths = data.get("paths", {})
+    values: dict[str, Any] = {
+        "roles": {role: _role_values(role, file_models, env) for role in ROLES},
+        "budgets": budgets,
+        "local": local,
+    }
+    db = env.get("AISEARCH_DB") or paths.get("db")
+    if db:
+        values["db_path"] = Path(db).expanduser()
+    mcp = env.get("AISEARCH_MCP_CONFIG") or paths.get("mcp_config")
+    if mcp:
+        values["mcp_config"] = Path(mcp).expanduser()
+    if "tool_candidates" in data:
+        values["tool_candidates"] = data["tool_candidates"]
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration ({path} + environment): {exc}") from exc
+
+
+def masked(settings: Settings) -> dict[str, Any]:
+    """The settings as plain data with secrets masked, for ``aisearch config show``."""
+    data = settings.model_dump(mode="json")
+    for role in data["roles"].values():
+        key = role.get("api_key")
+        if key:
+            role["api_key"] = key[:3] + "…" + "*" * 4 if len(key) > 8 else "****"
+    return data

@@ -1,0 +1,161 @@
+"""Structured output that small models can meet: parse, then repair, then a safe fallback.
+
+Every structured call (master assessment, plan, executor tool arguments, sufficiency judgement)
+goes through :func:`structured_call`:
+
+1. ask the model, constraining decoding to the JSON schema where the endpoint supports it
+   (llama.cpp grammars via ``response_format``);
+2. strip ``<think>`` blocks and code fences, and parse the last JSON object in the text;
+3. validate it (a Pydantic schema plus an optional domain check such as the plan validator);
+4. on failure, one repair round that shows the model its output and the validator's errors;
+5. on failure again, a rule-based fallback value, recorded as such.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel, ValidationError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+THINK_PATTERN = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+FENCE_PATTERN = re.compile(r"```(?:json)?", re.IGNORECASE)
+
+
+class StructuredOutputError(ValueError):
+    """The model's output could not be turned into the expected structure."""
+
+
+@dataclass
+class StructuredResult(Generic[T]):
+    """The value and how it was obtained (for traces and the trajectory checks)."""
+
+    value: T
+    raw: str
+    attempts: int
+    errors: list[str] = field(default_factory=list)
+    fallback: bool = False
+
+
+def strip_thinking(text: str) -> str:
+    """Remove ``<think>…</think>`` blocks (and an unterminated trailing one)."""
+    return THINK_PATTERN.sub("", text).strip()
+
+
+def message_text(message: BaseMessage) -> str:
+    """The plain text of a chat message, whatever its content shape."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = [part if isinstance(part, str) else part.get("text", "") for part in content]
+    return "".join(parts)
+
+
+def extract_json(text: str) -> Any:
+    """Return the last top-level JSON object (or array) in ``text``.
+
+    Models often write reasoning first and JSON last, or wrap JSON in a code fence.
+
+    Raises:
+        StructuredOutputError: When no JSON value can be decoded.
+    """
+    cleaned = FENCE_PATTERN.sub("", strip_thinking(text))
+    decoder = json.JSONDecoder()
+    found: list[tuple[int, Any]] = []
+    index = 0
+    while index < len(cleaned):
+        starts = [pos for pos in (cleaned.find("{", index), cleaned.find("[", index)) if pos >= 0]
+        if not starts:
+            break
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(cleaned, start)
+        except json.JSONDecodeError:
+            index = start + 1
+            continue
+        found.append((end - start, value))
+        index = end
+    objects = [value for _, value in found if isinstance(value, dict | list)]
+    if not objects:
+        snippet = cleaned[:200].replace("\n", " ")
+        raise StructuredOutputError(f"no JSON object found in the model output: {snippet!r}")
+    return objects[-1]
+
+
+def schema_response_format(schema: type[BaseModel]) -> dict[str, Any]:
+    """The ``response_format`` that makes llama.cpp constrain decoding to ``schema``."""
+    return {"type": "json_object", "schema": schema.model_json_schema()}
+
+
+async def structured_call(
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    schema: type[BaseModel],
+    *,
+    check: Callable[[BaseModel], T] | None = None,
+    fallback: Callable[[list[str]], T] | None = None,
+    constrain: bool = True,
+    repair: bool = True,
+) -> StructuredResult[T]:
+    """Ask ``model`` for a ``schema`` object; parse → repair → fallback.
+
+    Args:
+        model: The role's chat model.
+        messages: The prompt.
+        schema: The Pydantic model the reply must match.
+        check: A further domain check/conversion of the parsed value (raise ``ValueError`` with a
+            message the model can act on); its return value is the result.
+        fallback: Builds a safe value from the list of errors when parse and repair both fail;
+            without it the errors are raised.
+        constrain: Ask the endpoint for schema-constrained decoding.
+        repair: Allow one repair round.
+
+    Raises:
+        StructuredOutputError: When both attempts fail and there is no fallback.
+    """
+    runnable = model.bind(response_format=schema_response_format(schema)) if constrain else model
+    history = list(messages)
+    errors: list[str] = []
+    raw = ""
+    rounds = 2 if repair else 1
+    for attempt in range(1, rounds + 1):
+        reply = await runnable.ainvoke(history)
+        raw = message_text(reply)
+        try:
+            parsed = schema.model_validate(extract_json(raw))
+            value = check(parsed) if check else parsed
+            return StructuredResult(value=value, raw=raw, attempts=attempt, errors=errors)  # type: ignore[arg-type]
+        except (StructuredOutputError, ValidationError, ValueError) as exc:
+            problem = _describe(exc)
+            errors.append(problem)
+            log.info("structured output for %s rejected (attempt %d): %s", schema.__name__, attempt, problem)
+            history = [
+                *history,
+                AIMessage(content=raw),
+                HumanMessage(
+                    content=(
+                        f"That reply was not valid: {problem}\n"
+                        "Reply again with only the corrected JSON object, nothing else."
+                    )
+                ),
+            ]
+    if fallback is None:
+        raise StructuredOutputError(f"{schema.__name__}: {'; '.join(errors)}")
+    return StructuredResult(value=fallback(errors), raw=raw, attempts=rounds, errors=errors, fallback=True)
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'object'}: {err['msg']}" for err in exc.errors()
+        )
+    return str(exc)

@@ -1,0 +1,118 @@
+"""Shared fixtures: settings, real MCP hubs over stdio, scripted models, resources, a graph runner."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.builder import build_graph
+from graph.resources import Resources, use_resources
+from models.config import ROLES, Budgets, RoleSettings, Settings
+from tests.support.fakes import ScriptedChatModel
+from tools.hub import ToolHub
+from tools.registry import bundled_connections
+
+REPO = Path(__file__).resolve().parent.parent
+FIXED_NOW = "2026-11-22T09:00:00+00:00"
+
+os.environ.setdefault("LANGSMITH_TRACING", "false")
+
+
+def make_settings(**budgets: Any) -> Settings:
+    """Settings for tests: fake model names, default budgets unless overridden."""
+    return Settings(
+        roles={role: RoleSettings(model=f"fake-{role}", base_url="http://unused.invalid/v1") for role in ROLES},
+        budgets=Budgets(**budgets),
+    )
+
+
+def facts_connection(**env: str) -> dict[str, Any]:
+    """The flaky 'facts' test MCP server over stdio."""
+    return {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [str(REPO / "tests" / "servers" / "flaky_server.py")],
+        "env": {**os.environ, **env},
+    }
+
+
+def server_connections(with_facts: bool = True, **facts_env: str) -> dict[str, dict[str, Any]]:
+    """Bundled servers (clock time fixed) plus, optionally, the facts server."""
+    connections = bundled_connections()
+    for connection in connections.values():
+        connection["env"] = {**connection["env"], "AISEARCH_CLOCK_NOW": FIXED_NOW}
+    if with_facts:
+        connections["facts"] = facts_connection(**facts_env)
+    return connections
+
+
+@pytest.fixture
+async def hub() -> AsyncIterator[ToolHub]:
+    """A hub over the real bundled servers and the facts test server."""
+    async with ToolHub.open(server_connections()) as opened:
+        yield opened
+
+
+class Team:
+    """One scripted model per role, plus a runner of the graph with them."""
+
+    def __init__(self, delay_s: float = 0.0) -> None:
+        """Make empty scripts; ``delay_s`` slows every executor call (to observe overlap)."""
+        self.models = {role: ScriptedChatModel(name_=role) for role in ROLES}
+        self.models["executor"].delay_s = delay_s
+
+    def __getitem__(self, role: str) -> ScriptedChatModel:
+        return self.models[role]
+
+    def resources(self, hub: ToolHub, settings: Settings | None = None) -> Resources:
+        """Resources that use the scripted models and ``hub``."""
+        return Resources(
+            settings or make_settings(),
+            lambda role: self.models[role],
+            hub,
+            now=lambda: datetime.fromisoformat(FIXED_NOW),
+        )
+
+
+@pytest.fixture
+def team() -> Team:
+    """Scripted models for the four roles."""
+    return Team()
+
+
+async def run(
+    resources: Resources, query: str, *, thread: str = "t", checkpointer: Any = None
+) -> tuple[dict[str, Any], list[str], Any]:
+    """Run one turn; return the final state, the node trajectory from the checkpoints, and the graph."""
+    graph = build_graph(checkpointer=checkpointer or InMemorySaver())
+    config = {"configurable": {"thread_id": thread}}
+    with use_resources(resources):
+        await graph.ainvoke({"query": query}, config)
+    state = await graph.aget_state(config)
+    return state.values, await trajectory(graph, config), graph
+
+
+async def trajectory(graph: Any, config: dict[str, Any], last_turn_only: bool = True) -> list[str]:
+    """Node names in execution order, read from the checkpoint history of the thread."""
+    snapshots = [s async for s in graph.aget_state_history(config)]
+    steps: list[list[str]] = []
+    for snapshot in reversed(snapshots):
+        names = sorted(task.name for task in snapshot.tasks if task.name != "__start__")
+        if snapshot.metadata.get("source") == "input":
+            steps.append(["|"])
+        if names:
+            steps.append(names)
+    flat = [name for step in steps for name in step]
+    if last_turn_only and "|" in flat:
+        flat = flat[len(flat) - flat[::-1].index("|"):]
+    return [name for name in flat if name != "|"]
+
+
+Runner = Callable[..., Any]

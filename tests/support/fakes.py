@@ -1,0 +1,114 @@
+"""Scripted fake chat models: deterministic, offline, safe under parallel branches.
+
+A :class:`ScriptedChatModel` answers by rules instead of by position, because parallel
+``Send`` branches call the model in an unpredictable order. Each rule is a substring (or
+predicate) of the prompt and a reply (a string or a function of the prompt). Calls are recorded
+with start and end times so tests can assert concurrency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
+
+Reply = str | dict[str, Any] | Callable[[str], str | dict[str, Any]]
+Matcher = str | Callable[[str], bool]
+
+
+@dataclass
+class Call:
+    """One recorded model call."""
+
+    prompt: str
+    reply: str
+    started: float
+    finished: float
+
+
+class NoRuleMatched(AssertionError):
+    """The scripted model received a prompt its script does not cover."""
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model whose replies are scripted by prompt-matching rules."""
+
+    rules: list[tuple[Any, Any]] = Field(default_factory=list)
+    delay_s: float = 0.0
+    calls: list[Call] = Field(default_factory=list)
+    name_: str = "scripted"
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-fake"
+
+    def on(self, match: Matcher, reply: Reply) -> ScriptedChatModel:
+        """Add a rule (first matching rule wins); returns self for chaining."""
+        self.rules.append((match, reply))
+        return self
+
+    def _reply(self, messages: list[BaseMessage]) -> str:
+        prompt = "\n".join(str(m.content) for m in messages)
+        last = str(messages[-1].content)
+        for match, reply in self.rules:
+            hit = match(prompt) if callable(match) else match in last or match in prompt
+            if hit:
+                value = reply(prompt) if callable(reply) else reply
+                return value if isinstance(value, str) else json.dumps(value)
+        raise NoRuleMatched(f"{self.name_}: no scripted reply for prompt:\n{prompt[:1500]}")
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        started = time.time()
+        text = self._reply(messages)
+        self.calls.append(Call(str(messages[-1].content), text, started, time.time()))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        started = time.time()
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        text = self._reply(messages)
+        self.calls.append(Call(str(messages[-1].content), text, started, time.time()))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+MASTER = "You are the Master"
+PLANNER = "You are the Planner"
+WRITER = "You are the Writer"
+EXEC_ARGS = "JSON arguments for the tool"
+EXEC_JUDGE = "Does the output achieve the task"
+EXEC_COMPUTE = "Solve this sub-task"
+
+
+def assessment(complexity: str, strategy: str = "direct", resolved: str = "", intent: str = "") -> dict[str, Any]:
+    """A master assessment reply."""
+    return {
+        "rationale": f"{complexity} query",
+        "resolved_query": resolved,
+        "intent": intent,
+        "complexity": complexity,
+        "needs_external_info": complexity != "simple",
+        "needs_decomposition": complexity == "complex",
+        "strategy": strategy,
+    }

@@ -1,0 +1,67 @@
+"""``aisearch ask`` end to end as a subprocess against a scripted OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import FIXED_NOW, REPO
+from tests.support.fake_openai import fake_openai
+from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment
+
+RULES = [
+    ("Question: When was he born", assessment("simple", resolved="When was Emperor Wu of Han born?")),
+    (MASTER, assessment("moderate", resolved="What time is it in Tokyo now?", intent="current time")),
+    (EXEC_ARGS, {"timezone": "Asia/Tokyo"}),
+    (EXEC_JUDGE, {"sufficient": True, "result": "18:00 in Tokyo"}),
+    ("When was he born", "Emperor Wu of Han was born in 156 BC."),
+    (WRITER, "It is 18:00 in Tokyo now [1]."),
+]
+
+
+def aisearch(*args: str, base_url: str, tmp_path, timeout: float = 90) -> subprocess.CompletedProcess:
+    env = {**os.environ, "AISEARCH_BASE_URL": base_url, "AISEARCH_CLOCK_NOW": FIXED_NOW,
+           "AISEARCH_CONFIG": str(tmp_path / "config.toml"), "AISEARCH_DB": str(tmp_path / "threads.sqlite")}
+    (tmp_path / "config.toml").touch()
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], env=env, cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_ask_streams_progress_then_the_cited_answer(tmp_path) -> None:
+    with fake_openai(RULES) as server:
+        done = aisearch("ask", "What time is it in Tokyo now?", base_url=server.url, tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "route executor" in out and "clock.now" in out
+    assert "▶ t1" in out and "■ t1 ok" in out
+    assert "It is 18:00 in Tokyo now [1]." in out
+    assert "[1] clock.now" in out and "mcp://clock/now" in out
+    assert out.index("route") < out.index("▶ t1") < out.index("It is 18:00")
+
+
+def test_json_output_and_a_follow_up_on_the_same_thread(tmp_path) -> None:
+    with fake_openai(RULES) as server:
+        first = aisearch("ask", "What time is it in Tokyo now?", "--json", base_url=server.url, tmp_path=tmp_path)
+        assert first.returncode == 0, first.stderr
+        state = json.loads(first.stdout)
+        assert state["route"] == "executor"
+        assert state["answer"]["citations"][0]["evidence_id"] in state["evidence"]
+        second = aisearch("ask", "When was he born?", "--json", "--thread", state["thread_id"],
+                          base_url=server.url, tmp_path=tmp_path)
+    assert second.returncode == 0, second.stderr
+    follow = json.loads(second.stdout)
+    assert follow["thread_id"] == state["thread_id"]
+    assert follow["assessment"]["resolved_query"] == "When was Emperor Wu of Han born?"
+    assert any("User: What time is it in Tokyo now?" in p for p in server.prompts if "When was he born" in p)
+
+
+def test_unknown_thread_and_unreachable_endpoint_are_clear_errors(tmp_path) -> None:
+    with fake_openai(RULES) as server:
+        unknown = aisearch("ask", "hello", "--thread", "nope", base_url=server.url, tmp_path=tmp_path)
+    assert unknown.returncode == 2 and "unknown thread id 'nope'" in unknown.stderr
+    dead = aisearch("ask", "hello", base_url="http://127.0.0.1:9/v1", tmp_path=tmp_path)
+    assert dead.returncode == 2
+    assert "cannot reach the master model endpoint http://127.0.0.1:9/v1" in dead.stderr
+    assert "Traceback" not in dead.stderr

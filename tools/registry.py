@@ -1,0 +1,102 @@
+"""MCP server configuration: the bundled servers plus the user's ``{"mcpServers": {...}}`` JSON.
+
+The file format is the one Claude Desktop and LiveMCPBench use::
+
+    {"mcpServers": {
+        "python": {"command": "python", "args": ["-m", "tools.servers.python_server"]},
+        "weather": {"url": "http://127.0.0.1:8000/mcp", "transport": "streamable_http"},
+        "clock": {"disabled": true}
+    }}
+
+User entries add servers or replace bundled ones by name; ``"disabled": true`` removes one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+BUNDLED_SERVERS: dict[str, str] = {
+    "python": "tools.servers.python_server",
+    "clock": "tools.servers.clock_server",
+}
+HTTP_TRANSPORTS = {"streamable_http", "streamable-http", "http", "sse", "websocket"}
+
+
+class ServerConfigError(ValueError):
+    """The MCP server configuration is malformed."""
+
+
+def _child_env() -> dict[str, str]:
+    """Environment for stdio servers: what MCP passes by default plus aisearch's own settings."""
+    from mcp.client.stdio import get_default_environment
+
+    env = get_default_environment()
+    env.update({key: value for key, value in os.environ.items() if key.startswith("AISEARCH_")})
+    return env
+
+
+def bundled_connections() -> dict[str, dict[str, Any]]:
+    """stdio connections that start each bundled server with this interpreter."""
+    return {
+        name: {"transport": "stdio", "command": sys.executable, "args": ["-m", module], "env": _child_env()}
+        for name, module in BUNDLED_SERVERS.items()
+    }
+
+
+def normalize_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """Turn one ``mcpServers`` entry into a langchain-mcp-adapters connection.
+
+    Raises:
+        ServerConfigError: When the entry has neither ``command`` nor ``url``.
+    """
+    if not isinstance(entry, dict):
+        raise ServerConfigError(f"mcpServers.{name} must be an object, got {type(entry).__name__}")
+    transport = entry.get("transport") or entry.get("type")
+    if "command" in entry:
+        env = {**_child_env(), **entry.get("env", {})}
+        connection = {"transport": "stdio", "command": entry["command"], "args": list(entry.get("args", []))}
+        connection["env"] = env
+        if entry.get("cwd"):
+            connection["cwd"] = entry["cwd"]
+        return connection
+    if "url" in entry:
+        transport = transport or "streamable_http"
+        if transport not in HTTP_TRANSPORTS:
+            raise ServerConfigError(f"mcpServers.{name}: unknown transport {transport!r}")
+        connection = {"transport": transport.replace("-", "_"), "url": entry["url"]}
+        if transport == "http":
+            connection["transport"] = "streamable_http"
+        if entry.get("headers"):
+            connection["headers"] = entry["headers"]
+        return connection
+    raise ServerConfigError(f"mcpServers.{name} needs either 'command' (stdio) or 'url' (HTTP)")
+
+
+def load_connections(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The bundled servers overlaid with the servers of an ``mcpServers`` JSON file.
+
+    Raises:
+        ServerConfigError: On a missing file, invalid JSON or a malformed entry.
+    """
+    connections = bundled_connections()
+    if path is None:
+        return connections
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ServerConfigError(f"MCP server config not found: {path}") from exc
+    except json.JSONDecodeError as exc:
+        raise ServerConfigError(f"MCP server config {path} is not valid JSON: {exc}") from exc
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise ServerConfigError(f'{path}: expected an object with an "mcpServers" object')
+    for name, entry in servers.items():
+        if isinstance(entry, dict) and entry.get("disabled"):
+            connections.pop(name, None)
+            continue
+        connections[name] = normalize_entry(name, entry)
+    return connections
