@@ -75,7 +75,9 @@ def evidence_id(kind: str, *parts: str) -> str:
 def _inputs_text(parent_outputs: dict[str, str]) -> str:
     if not parent_outputs:
         return ""
-    return "Inputs from earlier tasks:\n" + "\n".join(f"- {tid}: {out[:500]}" for tid, out in parent_outputs.items())
+    return "Inputs from earlier tasks:\n" + "\n".join(
+        f"- {tid}: {out[:500]}" for tid, out in parent_outputs.items()
+    )
 
 
 def _complete_args(task: Task, model: type[BaseModel]) -> dict[str, Any] | None:
@@ -118,7 +120,9 @@ async def _judge(resources: Resources, task: Task, outcome: ToolOutcome) -> Judg
         resources.model("executor"),
         [HumanMessage(content=prompt)],
         Judgement,
-        fallback=lambda errors: Judgement(sufficient=bool(outcome.output.strip()), result=outcome.output[:500]),
+        fallback=lambda errors: Judgement(
+            sufficient=bool(outcome.output.strip()), result=outcome.output[:500]
+        ),
         constrain=resources.settings.role("executor").constrain_json,
     )
     return result.value
@@ -188,7 +192,10 @@ async def run_tool_task(
         previous = f"Previous call {json.dumps(outcome.args)} returned: {outcome.output[:500]} (not enough)."
     if results:
         return "incomplete", "\n".join(results), None, calls, evidence
-    errors = "; ".join(dict.fromkeys(call.error or "" for call in calls)) or "no tool call was allowed by the budget"
+    errors = (
+        "; ".join(dict.fromkeys(call.error or "" for call in calls))
+        or "no tool call was allowed by the budget"
+    )
     return "failed", "", errors, calls, evidence
 
 
@@ -252,7 +259,16 @@ async def execute_task(payload: TaskPayload) -> dict[str, Any]:
         finished_at=finished,
         plan_version=payload["plan_version"],
     )
-    emit({"event": "task_end", "task_id": task.id, "status": status, "tool": task.tool,
-          "seconds": round(finished - started, 2), "error": error, "output": output[:200]})
+    emit(
+        {
+            "event": "task_end",
+            "task_id": task.id,
+            "status": status,
+            "tool": task.tool,
+            "seconds": round(finished - started, 2),
+            "error": error,
+            "output": output[:200],
+        }
+    )
     log.info("task %s %s in %.2fs", task.id, status, finished - started)
     return {"results": {task.id: result}, "evidence": {item["id"]: item for item in evidence}}

@@ -161,7 +161,9 @@ def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Re
     incomplete = [tid for tid, result in current.items() if result["status"] == "incomplete"]
     augmented = set(state.get("augmented", []))
     # an incomplete task that the planner has already augmented counts as done for its children
-    done = {tid for tid, result in current.items() if result["status"] == "ok"} | (set(incomplete) & augmented)
+    done = {tid for tid, result in current.items() if result["status"] == "ok"} | (
+        set(incomplete) & augmented
+    )
     incomplete = [tid for tid in incomplete if tid not in augmented]
     pending = ready_tasks(plan, done, set(current))
     unfinished = [task.id for task in plan.tasks if task.id not in done]
@@ -200,7 +202,9 @@ def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Re
     if incomplete and not pending:
         if replans_left:
             return Review(
-                decision="augment", reason=f"tasks {incomplete} returned incomplete results", incomplete=incomplete
+                decision="augment",
+                reason=f"tasks {incomplete} returned incomplete results",
+                incomplete=incomplete,
             )
         return Review(
             decision="write",

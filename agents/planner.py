@@ -38,7 +38,7 @@ class PlanSketch(BaseModel):
 def describe_tools(candidates: list[dict[str, Any]]) -> str:
     """One line per candidate tool for the prompt."""
     if not candidates:
-        return "(no tools: every task must have \"tool\": null)"
+        return '(no tools: every task must have "tool": null)'
     return "\n".join(
         f"- {tool['name']}({', '.join(tool.get('args', {}))}): {tool['description']}" for tool in candidates
     )
@@ -72,7 +72,9 @@ def _normalise_tools(tasks: list[Task], candidates: list[dict[str, Any]]) -> lis
     fixed = []
     for task in tasks:
         if task.tool and task.tool not in names:
-            matches = [name for name in names if name.split(".", 1)[-1] in {task.tool, task.tool.split("_", 1)[-1]}]
+            matches = [
+                name for name in names if name.split(".", 1)[-1] in {task.tool, task.tool.split("_", 1)[-1]}
+            ]
             if len(matches) == 1:
                 task = task.model_copy(update={"tool": matches[0]})
         fixed.append(task)
@@ -87,7 +89,9 @@ def _attach_augmentation(
     New tasks that name no dependency build on the incomplete tasks they complete, and tasks
     that were waiting for an incomplete result now also wait for the new tasks.
     """
-    new_tasks = [task if task.deps else task.model_copy(update={"deps": sorted(incomplete)}) for task in new_tasks]
+    new_tasks = [
+        task if task.deps else task.model_copy(update={"deps": sorted(incomplete)}) for task in new_tasks
+    ]
     new_ids = [task.id for task in new_tasks]
     rewired = [
         task.model_copy(update={"deps": [*task.deps, *new_ids]}) if incomplete & set(task.deps) else task
@@ -116,7 +120,11 @@ async def plan(state: SearchState) -> dict[str, Any]:
     assessment = state.get("assessment", {})
     query = assessment.get("resolved_query") or state["query"]
     review = state.get("review") or {}
-    mode = review.get("decision") if state.get("plan") and review.get("decision") in {"replan", "augment"} else "plan"
+    mode = (
+        review.get("decision")
+        if state.get("plan") and review.get("decision") in {"replan", "augment"}
+        else "plan"
+    )
     results = state.get("results", {})
     old = Plan.model_validate(state["plan"]) if state.get("plan") else Plan(tasks=[], version=0)
 
@@ -140,8 +148,11 @@ async def plan(state: SearchState) -> dict[str, Any]:
             f"These tasks failed and must be replaced (with a different tool or approach; "
             f"use new ids, not {sorted(dropped)}):\n{failures}"
         )
-        context = render("planner_replan", completed=_completed_summary(
-            [t for t in kept if t.id in results], results), problem=problem)
+        context = render(
+            "planner_replan",
+            completed=_completed_summary([t for t in kept if t.id in results], results),
+            problem=problem,
+        )
     else:  # augment
         dropped = set()
         kept = list(old.tasks)
@@ -154,8 +165,11 @@ async def plan(state: SearchState) -> dict[str, Any]:
             "These results are incomplete. Add only NEW downstream tasks (new ids) that find what is "
             f"missing; they may depend on existing tasks:\n{partial}"
         )
-        context = render("planner_replan", completed=_completed_summary(
-            [t for t in kept if t.id in results], results), problem=problem)
+        context = render(
+            "planner_replan",
+            completed=_completed_summary([t for t in kept if t.id in results], results),
+            problem=problem,
+        )
 
     kept_ids = {task.id for task in kept}
     room = max(1, budgets.max_tasks - len(kept))
@@ -188,16 +202,23 @@ async def plan(state: SearchState) -> dict[str, Any]:
         [HumanMessage(content=prompt)],
         PlanSketch,
         check=check,
-        fallback=lambda errors: fallback_plan(query, candidates, _fresh_id(taken | dropped), frozenset(
-            old.by_id()[tid].tool or "" for tid in review.get("failed", []) if mode == "replan")),
+        fallback=lambda errors: fallback_plan(
+            query,
+            candidates,
+            _fresh_id(taken | dropped),
+            frozenset(old.by_id()[tid].tool or "" for tid in review.get("failed", []) if mode == "replan"),
+        ),
         constrain=resources.settings.role("planner").constrain_json,
     )
     new_tasks: list[Task] = result.value
     if mode == "augment":
         kept, new_tasks = _attach_augmentation(kept, new_tasks, set(review.get("incomplete", [])))
     new_plan = Plan(tasks=[*kept, *new_tasks], version=old.version + 1)
-    validate_plan(new_plan, candidate_tools=[tool["name"] for tool in candidates] + [
-        t.tool for t in kept if t.tool], max_tasks=budgets.max_tasks + len(kept))
+    validate_plan(
+        new_plan,
+        candidate_tools=[tool["name"] for tool in candidates] + [t.tool for t in kept if t.tool],
+        max_tasks=budgets.max_tasks + len(kept),
+    )
     entry = {
         "version": new_plan.version,
         "mode": mode,
@@ -208,7 +229,11 @@ async def plan(state: SearchState) -> dict[str, Any]:
     }
     log.info("plan v%d (%s): %s", new_plan.version, mode, json.dumps(entry["tasks"])[:500])
     get_stream_writer()({"event": "plan", **entry, "waves": new_plan.waves()})
-    update: dict[str, Any] = {"plan": new_plan.model_dump(), "plan_log": [entry], "candidate_tools": candidates}
+    update: dict[str, Any] = {
+        "plan": new_plan.model_dump(),
+        "plan_log": [entry],
+        "candidate_tools": candidates,
+    }
     if mode != "plan":
         update["replans"] = state.get("replans", 0) + 1
     if mode == "augment":

@@ -77,8 +77,10 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str]) -> dict
     return {
         "text": text.strip(),
         "citations": citations,
-        "sources": [{"n": n, **{k: s[k] for k in ("id", "kind", "title", "source")}} for n, s in
-                    enumerate(sources, start=1)],
+        "sources": [
+            {"n": n, **{k: s[k] for k in ("id", "kind", "title", "source")}}
+            for n, s in enumerate(sources, start=1)
+        ],
         "basis": "sources" if sources else "model_knowledge",
         "model_knowledge_citations": model_only,
         "uncited_sentences": uncited,
@@ -109,8 +111,11 @@ async def write(state: SearchState) -> dict[str, Any]:
         resolved = assessment.get("resolved_query") or query
         question = query if resolved == query else f"{query} (meaning: {resolved})"
         prompt = render(
-            "writer_answer", today=state.get("today", ""), sources=format_sources(sources) or "(none)",
-            missing=gaps, query=question,
+            "writer_answer",
+            today=state.get("today", ""),
+            sources=format_sources(sources) or "(none)",
+            missing=gaps,
+            query=question,
         )
     reply = await resources.model("writer").ainvoke([HumanMessage(content=prompt)])
     text = strip_thinking(message_text(reply))

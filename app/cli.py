@@ -73,7 +73,9 @@ class ProgressPrinter:
         elif kind == "plan":
             self.console.print(plan_tree(event))
         elif kind == "task_start":
-            self.console.print(f"  [cyan]▶ {event['task_id']}[/] {event['goal']}  [dim]{event['tool'] or 'model'}[/]")
+            self.console.print(
+                f"  [cyan]▶ {event['task_id']}[/] {event['goal']}  [dim]{event['tool'] or 'model'}[/]"
+            )
         elif kind == "task_end":
             colour = {"ok": "green", "incomplete": "yellow"}.get(event["status"], "red")
             detail = event.get("error") or event.get("output", "")
@@ -97,7 +99,9 @@ class ProgressPrinter:
 def plan_tree(event: dict[str, Any]) -> Tree:
     """The plan as a tree of waves (tasks in one wave run in parallel)."""
     tasks = {task["id"]: task for task in event["tasks"]}
-    label = f"[bold]plan v{event['version']}[/] ({event['mode']}{', fallback' if event.get('fallback') else ''})"
+    label = (
+        f"[bold]plan v{event['version']}[/] ({event['mode']}{', fallback' if event.get('fallback') else ''})"
+    )
     tree = Tree(label)
     for index, wave in enumerate(event.get("waves", []), start=1):
         branch = tree.add(f"wave {index}" + (" (parallel)" if len(wave) > 1 else ""))
@@ -120,8 +124,12 @@ def print_answer(console: Console, answer: dict[str, Any], streamed: bool) -> No
         console.print("[bold]sources[/]")
         for source in answer["sources"]:
             mark = "" if source["n"] in cited else " [dim](not cited)[/]"
-            note = " [yellow](model knowledge, not a retrieved source)[/]" if source["kind"] == "model" else ""
-            console.print(f"  [{source['n']}] {source['title']} - {source['source']}{note}{mark}", highlight=False)
+            note = (
+                " [yellow](model knowledge, not a retrieved source)[/]" if source["kind"] == "model" else ""
+            )
+            console.print(
+                f"  [{source['n']}] {source['title']} - {source['source']}{note}{mark}", highlight=False
+            )
     elif answer["basis"] == "model_knowledge":
         console.print("[dim](answered from the model's own knowledge; no sources were consulted)[/]")
     for gap in answer.get("missing", []):
@@ -144,16 +152,16 @@ async def ask(args: argparse.Namespace) -> int:
     async with AsyncSqliteSaver.from_conn_string(str(settings.db_path)) as saver:
         graph = build_graph(checkpointer=saver)
         if args.thread and not (await graph.aget_state(config)).values:
-            raise UserError(f"unknown thread id {args.thread!r} (in {settings.db_path}); omit --thread to start one")
+            raise UserError(
+                f"unknown thread id {args.thread!r} (in {settings.db_path}); omit --thread to start one"
+            )
         async with ToolHub.open(load_connections(settings.mcp_config)) as hub:
             for server, error in hub.server_errors.items():
                 console.print(f"[yellow]MCP server {server} unavailable:[/] {error}")
             resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
             console.print(f"[dim]thread {thread_id}[/]")
             with use_resources(resources):
-                stream = graph.astream(
-                    {"query": args.question}, config, stream_mode=["custom", "messages"]
-                )
+                stream = graph.astream({"query": args.question}, config, stream_mode=["custom", "messages"])
                 async for mode, chunk in stream:
                     if mode == "custom":
                         printer.event(chunk)
@@ -164,8 +172,19 @@ async def ask(args: argparse.Namespace) -> int:
         values = (await graph.aget_state(config)).values
     answer = values.get("answer") or {}
     if args.json:
-        keys = ("query", "route", "assessment", "candidate_tools", "plan", "plan_log", "results", "evidence",
-                "discarded", "missing", "answer")
+        keys = (
+            "query",
+            "route",
+            "assessment",
+            "candidate_tools",
+            "plan",
+            "plan_log",
+            "results",
+            "evidence",
+            "discarded",
+            "missing",
+            "answer",
+        )
         print(json.dumps({"thread_id": thread_id, **{k: values.get(k) for k in keys}}, indent=2, default=str))
     else:
         print_answer(console, answer, printer.streamed)
@@ -176,13 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``aisearch`` command."""
     parser = argparse.ArgumentParser(prog="aisearch", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
-    parser.add_argument("--config", help="config file (default $AISEARCH_CONFIG or ~/.config/aisearch/config.toml)")
+    parser.add_argument(
+        "--config", help="config file (default $AISEARCH_CONFIG or ~/.config/aisearch/config.toml)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     ask_parser = sub.add_parser("ask", help="answer a question")
     ask_parser.add_argument("question")
     ask_parser.add_argument("--json", action="store_true", help="print the final state as JSON")
     ask_parser.add_argument("--thread", help="continue the conversation of this thread id")
-    ask_parser.add_argument("--db", help="SQLite checkpoint database (default ~/.local/share/aisearch/threads.sqlite)")
+    ask_parser.add_argument(
+        "--db", help="SQLite checkpoint database (default ~/.local/share/aisearch/threads.sqlite)"
+    )
     ask_parser.add_argument("--mcp-config", help='an {"mcpServers": {...}} JSON file with extra MCP servers')
     ask_parser.set_defaults(func=lambda args: asyncio.run(ask(args)))
     try:
@@ -197,7 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``aisearch`` command."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     try:
         return int(args.func(args) or 0)
     except (UserError, ConfigError, ServerConfigError, ModelUnavailableError) as exc:

@@ -192,6 +192,4 @@ def substitute(value: Any, outputs: Mapping[str, Any]) -> Any:
 
 def ready_tasks(plan: Plan, done: set[str], started: set[str]) -> list[Task]:
     """Tasks not yet started whose dependencies have all completed successfully."""
-    return [
-        task for task in plan.tasks if task.id not in started and all(dep in done for dep in task.deps)
-    ]
+    return [task for task in plan.tasks if task.id not in started and all(dep in done for dep in task.deps)]

@@ -28,8 +28,14 @@ async def select_tools(state: SearchState) -> dict[str, Any]:
     if state.get("route") == "executor":
         top = candidates[0]["name"] if candidates else None
         plan = Plan(tasks=[Task(id="t1", goal=query, tool=top, returns="the answer")], version=1)
-        entry = {"version": 1, "mode": "single", "tasks": [t.model_dump() for t in plan.tasks],
-                 "dropped": [], "fallback": False, "errors": []}
+        entry = {
+            "version": 1,
+            "mode": "single",
+            "tasks": [t.model_dump() for t in plan.tasks],
+            "dropped": [],
+            "fallback": False,
+            "errors": [],
+        }
         get_stream_writer()({"event": "plan", **entry, "waves": plan.waves()})
         update |= {"plan": plan.model_dump(), "plan_log": [entry]}
     return update

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,9 @@ os.environ.setdefault("LANGSMITH_TRACING", "false")
 def make_settings(**budgets: Any) -> Settings:
     """Settings for tests: fake model names, default budgets unless overridden."""
     return Settings(
-        roles={role: RoleSettings(model=f"fake-{role}", base_url="http://unused.invalid/v1") for role in ROLES},
+        roles={
+            role: RoleSettings(model=f"fake-{role}", base_url="http://unused.invalid/v1") for role in ROLES
+        },
         budgets=Budgets(**budgets),
     )
 
@@ -111,8 +113,5 @@ async def trajectory(graph: Any, config: dict[str, Any], last_turn_only: bool = 
             steps.append(names)
     flat = [name for step in steps for name in step]
     if last_turn_only and "|" in flat:
-        flat = flat[len(flat) - flat[::-1].index("|"):]
+        flat = flat[len(flat) - flat[::-1].index("|") :]
     return [name for name in flat if name != "|"]
-
-
-Runner = Callable[..., Any]

@@ -22,11 +22,22 @@ RULES = [
 
 
 def aisearch(*args: str, base_url: str, tmp_path, timeout: float = 90) -> subprocess.CompletedProcess:
-    env = {**os.environ, "AISEARCH_BASE_URL": base_url, "AISEARCH_CLOCK_NOW": FIXED_NOW,
-           "AISEARCH_CONFIG": str(tmp_path / "config.toml"), "AISEARCH_DB": str(tmp_path / "threads.sqlite")}
+    env = {
+        **os.environ,
+        "AISEARCH_BASE_URL": base_url,
+        "AISEARCH_CLOCK_NOW": FIXED_NOW,
+        "AISEARCH_CONFIG": str(tmp_path / "config.toml"),
+        "AISEARCH_DB": str(tmp_path / "threads.sqlite"),
+    }
     (tmp_path / "config.toml").touch()
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], env=env, cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_ask_streams_progress_then_the_cited_answer(tmp_path) -> None:
@@ -43,13 +54,22 @@ def test_ask_streams_progress_then_the_cited_answer(tmp_path) -> None:
 
 def test_json_output_and_a_follow_up_on_the_same_thread(tmp_path) -> None:
     with fake_openai(RULES) as server:
-        first = aisearch("ask", "What time is it in Tokyo now?", "--json", base_url=server.url, tmp_path=tmp_path)
+        first = aisearch(
+            "ask", "What time is it in Tokyo now?", "--json", base_url=server.url, tmp_path=tmp_path
+        )
         assert first.returncode == 0, first.stderr
         state = json.loads(first.stdout)
         assert state["route"] == "executor"
         assert state["answer"]["citations"][0]["evidence_id"] in state["evidence"]
-        second = aisearch("ask", "When was he born?", "--json", "--thread", state["thread_id"],
-                          base_url=server.url, tmp_path=tmp_path)
+        second = aisearch(
+            "ask",
+            "When was he born?",
+            "--json",
+            "--thread",
+            state["thread_id"],
+            base_url=server.url,
+            tmp_path=tmp_path,
+        )
     assert second.returncode == 0, second.stderr
     follow = json.loads(second.stdout)
     assert follow["thread_id"] == state["thread_id"]

@@ -20,7 +20,9 @@ def test_defaults_use_the_embedded_local_models(tmp_path) -> None:
 
 
 def test_env_wins_over_file_and_role_specific_wins_over_global(tmp_path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 [models.default]
 base_url = "http://file/v1"
 model = "file-model"
@@ -29,9 +31,14 @@ model = "file-writer"
 temperature = 0.3
 [budgets]
 max_replans = 5
-""")
-    env = {"AISEARCH_MODEL": "env-model", "AISEARCH_WRITER_BASE_URL": "http://env-writer/v1",
-           "AISEARCH_BUDGET_MAX_REPLANS": "1", "AISEARCH_DB": str(tmp_path / "x.sqlite")}
+""",
+    )
+    env = {
+        "AISEARCH_MODEL": "env-model",
+        "AISEARCH_WRITER_BASE_URL": "http://env-writer/v1",
+        "AISEARCH_BUDGET_MAX_REPLANS": "1",
+        "AISEARCH_DB": str(tmp_path / "x.sqlite"),
+    }
     settings = load_settings(path, env=env)
     assert settings.role("master").model == "env-model"
     assert settings.role("master").base_url == "http://file/v1"

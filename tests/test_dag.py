@@ -15,10 +15,19 @@ def plan(*tasks: dict) -> dict:
 
 def test_valid_plan_has_topological_waves() -> None:
     checked = validate_plan(
-        plan({"id": "t1", "goal": "a"}, {"id": "t2", "goal": "b"},
-             {"id": "t3", "goal": "c", "tool": "python.calculate", "args": {"expression": "{{t1}}-{{t2.year}}"},
-              "deps": ["t1", "t2"]}),
-        candidate_tools=TOOLS, max_tasks=5,
+        plan(
+            {"id": "t1", "goal": "a"},
+            {"id": "t2", "goal": "b"},
+            {
+                "id": "t3",
+                "goal": "c",
+                "tool": "python.calculate",
+                "args": {"expression": "{{t1}}-{{t2.year}}"},
+                "deps": ["t1", "t2"],
+            },
+        ),
+        candidate_tools=TOOLS,
+        max_tasks=5,
     )
     assert checked.waves() == [["t1", "t2"], ["t3"]]
     assert checked.descendants("t1") == {"t3"}
@@ -45,13 +54,16 @@ def test_invalid_plans_are_rejected_with_a_specific_error(tasks: list, message: 
 
 
 def test_known_ids_may_be_dependencies_when_replanning() -> None:
-    validate_plan(plan({"id": "t4", "goal": "x", "deps": ["t1"]}), candidate_tools=[], max_tasks=3, known_ids={"t1"})
+    validate_plan(
+        plan({"id": "t4", "goal": "x", "deps": ["t1"]}), candidate_tools=[], max_tasks=3, known_ids={"t1"}
+    )
 
 
 def test_substitute_keeps_types_for_whole_references_and_text_inside_strings() -> None:
     outputs = {"t1": "156", "t2": '{"year": 100, "names": ["Gaius"]}'}
-    assert substitute({"a": "{{t1}}", "b": "{{ t2.year }}", "c": "{{t1}} - {{t2.year}}", "d": ["{{t2.names.0}}"]},
-                      outputs) == {"a": "156", "b": 100, "c": "156 - 100", "d": ["Gaius"]}
+    assert substitute(
+        {"a": "{{t1}}", "b": "{{ t2.year }}", "c": "{{t1}} - {{t2.year}}", "d": ["{{t2.names.0}}"]}, outputs
+    ) == {"a": "156", "b": 100, "c": "156 - 100", "d": ["Gaius"]}
     assert substitute("{{t2.missing}}", outputs) == outputs["t2"]
     assert substitute("{{t9}}", outputs) == "{{t9}}"
 

@@ -11,27 +11,51 @@ QUERY = "Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?"
 FIRST_PLAN = {
     "reasoning": "look up both birth years, then subtract",
     "tasks": [
-        {"id": "t1", "goal": "Birth year of Emperor Wu of Han", "tool": "facts.birth_year",
-         "args": {"person": "Emperor Wu of Han"}},
-        {"id": "t2", "goal": "Birth year of Julius Caesar", "tool": "facts.birth_year",
-         "args": {"person": "Julius Caesar"}},
-        {"id": "t3", "goal": "Years between the births", "tool": "python.calculate",
-         "args": {"expression": "156 - 100"}, "deps": ["t1", "t2"]},
+        {
+            "id": "t1",
+            "goal": "Birth year of Emperor Wu of Han",
+            "tool": "facts.birth_year",
+            "args": {"person": "Emperor Wu of Han"},
+        },
+        {
+            "id": "t2",
+            "goal": "Birth year of Julius Caesar",
+            "tool": "facts.birth_year",
+            "args": {"person": "Julius Caesar"},
+        },
+        {
+            "id": "t3",
+            "goal": "Years between the births",
+            "tool": "python.calculate",
+            "args": {"expression": "156 - 100"},
+            "deps": ["t1", "t2"],
+        },
     ],
 }
 REPLAN = {
     "reasoning": "birth_year failed for Caesar; use the biography instead",
     "tasks": [
-        {"id": "t4", "goal": "Birth year of Julius Caesar from his biography", "tool": "facts.biography",
-         "args": {"person": "Julius Caesar"}},
-        {"id": "t5", "goal": "Years between the births", "tool": "python.calculate",
-         "args": {"expression": "156 - 100"}, "deps": ["t1", "t4"]},
+        {
+            "id": "t4",
+            "goal": "Birth year of Julius Caesar from his biography",
+            "tool": "facts.biography",
+            "args": {"person": "Julius Caesar"},
+        },
+        {
+            "id": "t5",
+            "goal": "Years between the births",
+            "tool": "python.calculate",
+            "args": {"expression": "156 - 100"},
+            "deps": ["t1", "t4"],
+        },
     ],
 }
 
 
 def judge_all_sufficient(team: Team) -> None:
-    team["executor"].on(EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1][:80]})
+    team["executor"].on(
+        EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1][:80]}
+    )
 
 
 async def test_failed_task_is_replanned_locally_and_completed_tasks_are_kept(team: Team) -> None:
@@ -39,7 +63,9 @@ async def test_failed_task_is_replanned_locally_and_completed_tasks_are_kept(tea
     team["planner"].on("failed and must be replaced", REPLAN).on(PLANNER, FIRST_PLAN)
     team["executor"].on(EXEC_ARGS, {"person": "Julius Caesar"})
     judge_all_sufficient(team)
-    team["writer"].on(WRITER, "Wu was born in 156 BC [1], Caesar in 100 BC [2]; Wu was older by 56 years [3].")
+    team["writer"].on(
+        WRITER, "Wu was born in 156 BC [1], Caesar in 100 BC [2]; Wu was older by 56 years [3]."
+    )
 
     async with ToolHub.open(server_connections(FACTS_FAIL_CAESAR="1")) as hub:
         state, path, _ = await run(team.resources(hub), QUERY)
@@ -59,20 +85,36 @@ async def test_failed_task_is_replanned_locally_and_completed_tasks_are_kept(tea
 
 async def test_incomplete_result_makes_the_planner_augment_the_dag(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("complex", "serial", resolved=QUERY))
-    team["planner"].on("results are incomplete", {
-        "reasoning": "look it up in the archive",
-        "tasks": [{"id": "t3", "goal": "Birth year of Emperor Wu of Han from the archive",
-                   "tool": "facts.birth_year", "args": {"person": "Emperor Wu of Han"}}],
-    }).on(PLANNER, {
-        "reasoning": "recall the year, then compare",
-        "tasks": [
-            {"id": "t1", "goal": "Recall the birth year of Emperor Wu of Han", "tool": None},
-            {"id": "t2", "goal": "Compare with Julius Caesar, born 100 BC", "tool": None, "deps": ["t1"]},
-        ],
-    })
-    team["executor"].on(lambda p: EXEC_COMPUTE in p and "Recall" in p, {"result": "not sure", "complete": False})
-    team["executor"].on(lambda p: EXEC_COMPUTE in p and "Compare" in p,
-                        {"result": "Wu (156 BC) was 56 years older", "complete": True})
+    team["planner"].on(
+        "results are incomplete",
+        {
+            "reasoning": "look it up in the archive",
+            "tasks": [
+                {
+                    "id": "t3",
+                    "goal": "Birth year of Emperor Wu of Han from the archive",
+                    "tool": "facts.birth_year",
+                    "args": {"person": "Emperor Wu of Han"},
+                }
+            ],
+        },
+    ).on(
+        PLANNER,
+        {
+            "reasoning": "recall the year, then compare",
+            "tasks": [
+                {"id": "t1", "goal": "Recall the birth year of Emperor Wu of Han", "tool": None},
+                {"id": "t2", "goal": "Compare with Julius Caesar, born 100 BC", "tool": None, "deps": ["t1"]},
+            ],
+        },
+    )
+    team["executor"].on(
+        lambda p: EXEC_COMPUTE in p and "Recall" in p, {"result": "not sure", "complete": False}
+    )
+    team["executor"].on(
+        lambda p: EXEC_COMPUTE in p and "Compare" in p,
+        {"result": "Wu (156 BC) was 56 years older", "complete": True},
+    )
     judge_all_sufficient(team)
     team["writer"].on(WRITER, "Emperor Wu was born in 156 BC [2] and was 56 years older than Caesar [3].")
 

@@ -46,18 +46,33 @@ async def test_comparison_goes_planner_enhanced_with_a_parallel_wave(hub) -> Non
     team = Team(delay_s=0.3)
     query = "Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?"
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=query))
-    team["planner"].on(PLANNER, {
-        "reasoning": "Two independent birth years, then a subtraction.",
-        "tasks": [
-            {"id": "t1", "goal": "Find the birth year (BC) of Emperor Wu of Han", "tool": None, "deps": []},
-            {"id": "t2", "goal": "Find the birth year (BC) of Julius Caesar", "tool": None, "deps": []},
-            {"id": "t3", "goal": "Compute how many years apart they were born", "tool": "python.calculate",
-             "args": {"expression": "{{t1}} - {{t2}}"}, "deps": ["t1", "t2"]},
-        ],
-    })
+    team["planner"].on(
+        PLANNER,
+        {
+            "reasoning": "Two independent birth years, then a subtraction.",
+            "tasks": [
+                {
+                    "id": "t1",
+                    "goal": "Find the birth year (BC) of Emperor Wu of Han",
+                    "tool": None,
+                    "deps": [],
+                },
+                {"id": "t2", "goal": "Find the birth year (BC) of Julius Caesar", "tool": None, "deps": []},
+                {
+                    "id": "t3",
+                    "goal": "Compute how many years apart they were born",
+                    "tool": "python.calculate",
+                    "args": {"expression": "{{t1}} - {{t2}}"},
+                    "deps": ["t1", "t2"],
+                },
+            ],
+        },
+    )
     team["executor"].on(lambda p: EXEC_COMPUTE in p and "Wu of Han" in p, {"result": "156", "complete": True})
     team["executor"].on(lambda p: EXEC_COMPUTE in p and "Caesar" in p, {"result": "100", "complete": True})
-    team["executor"].on(EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].split("\n")[0]})
+    team["executor"].on(
+        EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].split("\n")[0]}
+    )
     team["writer"].on(
         WRITER,
         "Emperor Wu of Han was born in 156 BC [1] and Julius Caesar in 100 BC [2]. "
@@ -67,8 +82,17 @@ async def test_comparison_goes_planner_enhanced_with_a_parallel_wave(hub) -> Non
     state, path, _ = await run(team.resources(hub), query)
 
     assert path == [
-        "master", "select_tools", "plan", "dispatch", "execute_task", "execute_task", "review",
-        "dispatch", "execute_task", "review", "writer",
+        "master",
+        "select_tools",
+        "plan",
+        "dispatch",
+        "execute_task",
+        "execute_task",
+        "review",
+        "dispatch",
+        "execute_task",
+        "review",
+        "writer",
     ]
     assert state["route"] == "planner"
     results = state["results"]

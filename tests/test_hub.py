@@ -48,11 +48,17 @@ async def test_a_server_that_cannot_start_is_reported_and_the_others_still_work(
 
 def test_mcp_servers_json_adds_replaces_and_disables_servers(tmp_path) -> None:
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {
-        "weather": {"url": "http://127.0.0.1:9/mcp"},
-        "files": {"command": "npx", "args": ["-y", "server-files"], "env": {"ROOT": "/tmp"}},
-        "clock": {"disabled": True},
-    }}))
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "weather": {"url": "http://127.0.0.1:9/mcp"},
+                    "files": {"command": "npx", "args": ["-y", "server-files"], "env": {"ROOT": "/tmp"}},
+                    "clock": {"disabled": True},
+                }
+            }
+        )
+    )
     connections = load_connections(path)
     assert set(connections) == {"python", "weather", "files"}
     assert connections["weather"] == {"transport": "streamable_http", "url": "http://127.0.0.1:9/mcp"}
@@ -62,7 +68,11 @@ def test_mcp_servers_json_adds_replaces_and_disables_servers(tmp_path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{", "not valid JSON"), ('{"servers": {}}', "mcpServers"), ('{"mcpServers": {"x": {"args": []}}}', "needs either")],
+    [
+        ("{", "not valid JSON"),
+        ('{"servers": {}}', "mcpServers"),
+        ('{"mcpServers": {"x": {"args": []}}}', "needs either"),
+    ],
 )
 def test_malformed_server_config_is_a_clear_error(tmp_path, content: str, message: str) -> None:
     path = tmp_path / "mcp.json"

@@ -27,20 +27,37 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.skipif(not LANGGRAPH.exists() and not shutil.which("langgraph"),
-                    reason="langgraph CLI not installed (pip install 'langgraph-cli[inmem]')")
+@pytest.mark.skipif(
+    not LANGGRAPH.exists() and not shutil.which("langgraph"),
+    reason="langgraph CLI not installed (pip install 'langgraph-cli[inmem]')",
+)
 async def test_langgraph_dev_serves_the_graph_and_answers(tmp_path) -> None:
     from langgraph_sdk import get_client
 
-    rules = [(MASTER, assessment("simple", resolved="What is the name of Emperor Han-Wu?")),
-             (WRITER, "The name of Emperor Han-Wu is Liu Che.")]
+    rules = [
+        (MASTER, assessment("simple", resolved="What is the name of Emperor Han-Wu?")),
+        (WRITER, "The name of Emperor Han-Wu is Liu Che."),
+    ]
     port = free_port()
     with fake_openai(rules) as server:
         (tmp_path / "config.toml").touch()
-        env = {**os.environ, "AISEARCH_BASE_URL": server.url, "AISEARCH_CLOCK_NOW": FIXED_NOW,
-               "AISEARCH_CONFIG": str(tmp_path / "config.toml"), "LANGSMITH_TRACING": "false"}
-        command = [str(LANGGRAPH) if LANGGRAPH.exists() else "langgraph", "dev", "--no-browser", "--no-reload",
-                   "--port", str(port), "--host", "127.0.0.1"]
+        env = {
+            **os.environ,
+            "AISEARCH_BASE_URL": server.url,
+            "AISEARCH_CLOCK_NOW": FIXED_NOW,
+            "AISEARCH_CONFIG": str(tmp_path / "config.toml"),
+            "LANGSMITH_TRACING": "false",
+        }
+        command = [
+            str(LANGGRAPH) if LANGGRAPH.exists() else "langgraph",
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--port",
+            str(port),
+            "--host",
+            "127.0.0.1",
+        ]
         log = open(tmp_path / "dev.log", "w")  # noqa: SIM115 - closed below
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
@@ -57,8 +74,11 @@ async def test_langgraph_dev_serves_the_graph_and_answers(tmp_path) -> None:
             client = get_client(url=url)
             (assistant,) = await client.assistants.search(graph_id="aisearch")
             thread = await client.threads.create()
-            result = await client.runs.wait(thread["thread_id"], assistant["assistant_id"],
-                                            input={"query": "What is the name of Emperor Han-Wu?"})
+            result = await client.runs.wait(
+                thread["thread_id"],
+                assistant["assistant_id"],
+                input={"query": "What is the name of Emperor Han-Wu?"},
+            )
             assert result["route"] == "writer_only"
             assert result["answer"]["text"] == "The name of Emperor Han-Wu is Liu Che."
         finally:

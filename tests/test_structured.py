@@ -16,7 +16,7 @@ class Pick(BaseModel):
 
 
 def test_extract_json_takes_the_last_object_after_reasoning_and_fences() -> None:
-    text = "<think>maybe {\"tool\": \"x\"}</think>I reason first.\n```json\n{\"tool\": \"clock\", \"confidence\": 0.9}\n```"
+    text = '<think>maybe {"tool": "x"}</think>I reason first.\n```json\n{"tool": "clock", "confidence": 0.9}\n```'
     assert extract_json(text) == {"tool": "clock", "confidence": 0.9}
     assert strip_thinking("<think>unterminated") == ""
     with pytest.raises(StructuredOutputError, match="no JSON object"):
@@ -24,7 +24,11 @@ def test_extract_json_takes_the_last_object_after_reasoning_and_fences() -> None
 
 
 async def test_invalid_output_gets_one_repair_round_with_the_errors() -> None:
-    model = ScriptedChatModel().on("not valid", '{"tool": "clock", "confidence": 1}').on("pick", '{"tool": "clock"}')
+    model = (
+        ScriptedChatModel()
+        .on("not valid", '{"tool": "clock", "confidence": 1}')
+        .on("pick", '{"tool": "clock"}')
+    )
     result = await structured_call(model, [HumanMessage(content="pick a tool")], Pick)
     assert result.value == Pick(tool="clock", confidence=1.0)
     assert result.attempts == 2 and "confidence" in result.errors[0]
@@ -33,16 +37,20 @@ async def test_invalid_output_gets_one_repair_round_with_the_errors() -> None:
 
 async def test_fallback_after_failed_repair_or_a_clear_error_without_one() -> None:
     model = ScriptedChatModel().on("", "I cannot do that")
-    result = await structured_call(model, [HumanMessage(content="pick")], Pick,
-                                   fallback=lambda errors: Pick(tool="none", confidence=0))
+    result = await structured_call(
+        model, [HumanMessage(content="pick")], Pick, fallback=lambda errors: Pick(tool="none", confidence=0)
+    )
     assert result.fallback and result.value.tool == "none" and len(result.errors) == 2
     with pytest.raises(StructuredOutputError, match="Pick: no JSON object"):
         await structured_call(model, [HumanMessage(content="pick")], Pick)
 
 
 async def test_domain_check_errors_are_repaired_too() -> None:
-    model = ScriptedChatModel().on("not valid", '{"tool": "clock", "confidence": 0.5}').on(
-        "pick", '{"tool": "clock", "confidence": 7}')
+    model = (
+        ScriptedChatModel()
+        .on("not valid", '{"tool": "clock", "confidence": 0.5}')
+        .on("pick", '{"tool": "clock", "confidence": 7}')
+    )
 
     def check(value: Pick) -> Pick:
         if not 0 <= value.confidence <= 1:

@@ -44,13 +44,27 @@ class _Handler(BaseHTTPRequestHandler):
             return
         created = int(time.time())
         if not body.get("stream"):
-            self._send_json(200, {
-                "id": "fake-1", "object": "chat.completion", "created": created, "model": body.get("model"),
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": reply}}],
-                "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(reply.split()),
-                          "total_tokens": 0},
-            })
+            self._send_json(
+                200,
+                {
+                    "id": "fake-1",
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": body.get("model"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": reply},
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": len(prompt.split()),
+                        "completion_tokens": len(reply.split()),
+                        "total_tokens": 0,
+                    },
+                },
+            )
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -58,11 +72,21 @@ class _Handler(BaseHTTPRequestHandler):
         words = reply.split(" ")
         for index, word in enumerate(words):
             piece = word if index == len(words) - 1 else word + " "
-            chunk = {"id": "fake-1", "object": "chat.completion.chunk", "created": created, "model": body.get("model"),
-                     "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+            chunk = {
+                "id": "fake-1",
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": body.get("model"),
+                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+            }
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        done = {"id": "fake-1", "object": "chat.completion.chunk", "created": created, "model": body.get("model"),
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        done = {
+            "id": "fake-1",
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": body.get("model"),
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        }
         self.wfile.write(f"data: {json.dumps(done)}\n\ndata: [DONE]\n\n".encode())
 
 

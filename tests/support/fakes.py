@@ -101,7 +101,9 @@ EXEC_JUDGE = "Does the output achieve the task"
 EXEC_COMPUTE = "Solve this sub-task"
 
 
-def assessment(complexity: str, strategy: str = "direct", resolved: str = "", intent: str = "") -> dict[str, Any]:
+def assessment(
+    complexity: str, strategy: str = "direct", resolved: str = "", intent: str = ""
+) -> dict[str, Any]:
     """A master assessment reply."""
     return {
         "rationale": f"{complexity} query",
