@@ -168,7 +168,11 @@ async def run_tool_task(
     args = _complete_args(task, args_model(spec))
     previous = ""
     rounds = min(budgets.max_executor_rounds, max(payload["tool_calls_left"], 0))
+    deadline = payload.get("deadline", float("inf"))
     for round_index in range(rounds):
+        if calls and time.time() >= deadline:
+            log.info("task %s: the run's time budget ran out after %d call(s)", task.id, len(calls))
+            break
         if args is None:
             try:
                 args = await _write_args(resources, task, spec, payload, previous)

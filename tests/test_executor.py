@@ -1,0 +1,60 @@
+"""The executor's inner loop: refine after an insufficient output, stay within its budgets."""
+
+from __future__ import annotations
+
+from tests.conftest import Team, make_settings, run
+from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
+from tools.hub import ToolHub
+
+QUERY = "When was Julius Caesar born?"
+
+
+async def test_insufficient_output_is_refined_and_called_again(team: Team, hub: ToolHub) -> None:
+    team["master"].on(MASTER, assessment("moderate", resolved=QUERY, intent="birth year lookup"))
+    team["executor"].on(EXEC_ARGS, {"person": "Caesar the dictator"})
+    team["executor"].on(
+        lambda p: EXEC_JUDGE in p and "No record" in p,
+        {"sufficient": False, "result": "", "retry_args": {"person": "Julius Caesar"}},
+    )
+    team["executor"].on(EXEC_JUDGE, {"sufficient": True, "result": "100 BC"})
+    team["writer"].on(WRITER, "Julius Caesar was born in 100 BC [1].")
+
+    state, _, _ = await run(team.resources(hub), QUERY)
+
+    (result,) = state["results"].values()
+    assert [c["args"] for c in result["tool_calls"]] == [{"person": "Caesar the dictator"}, {"person": "Julius Caesar"}]
+    assert result["status"] == "ok" and result["output"] == "100 BC"
+    assert len(result["evidence_ids"]) == 2
+    assert len([c for c in team["executor"].calls if EXEC_ARGS in c.prompt]) == 1, "refined args came from the judge"
+
+
+async def test_insufficient_after_the_last_round_is_incomplete(team: Team, hub: ToolHub) -> None:
+    team["master"].on(MASTER, assessment("moderate", resolved=QUERY, intent="birth year lookup"))
+    team["planner"].on(PLANNER, {"tasks": [{"id": "t2", "goal": "Recall when Caesar was born", "tool": None}]})
+    team["executor"].on(EXEC_ARGS, {"person": "Nobody"})
+    team["executor"].on(EXEC_JUDGE, {"sufficient": False, "result": "no record"})
+    team["executor"].on("Solve this sub-task", {"result": "100 BC", "complete": True})
+    team["writer"].on(WRITER, "Julius Caesar was born in 100 BC [2].")
+    settings = make_settings(max_executor_rounds=2)
+
+    state, path, _ = await run(team.resources(hub, settings), QUERY)
+
+    first = state["results"]["t1"]
+    assert first["status"] == "incomplete" and len(first["tool_calls"]) == 2
+    # the executor route escalates to the planner, which augments the one-task plan
+    assert [e["mode"] for e in state["plan_log"]] == ["single", "augment"]
+    assert state["results"]["t2"]["status"] == "ok"
+    assert path[:3] == ["master", "select_tools", "dispatch"]
+
+
+async def test_every_role_prompt_carries_the_current_date(hub: ToolHub) -> None:
+    team = Team()
+    team["master"].on(MASTER, assessment("complex", resolved="How many days until 2026-12-25?"))
+    team["planner"].on(PLANNER, {"tasks": [{"id": "t1", "goal": "Count the days", "tool": None}]})
+    team["executor"].on("Solve this sub-task", {"result": "33", "complete": True})
+    team["writer"].on(WRITER, "33 days [1].")
+
+    await run(team.resources(hub), "How many days until Christmas?")
+
+    for role in ("master", "planner", "executor", "writer"):
+        assert "2026-11-22" in team[role].calls[0].prompt, role

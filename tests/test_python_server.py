@@ -1,0 +1,125 @@
+"""The "python" MCP server, run as a real stdio subprocess, plus the calculator in-process."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from langchain_mcp_adapters.client import MultiServerMCPClient
+from langchain_mcp_adapters.tools import load_mcp_tools
+
+from tools.servers.python_server import CalculatorError, evaluate_expression, format_run_output
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _client() -> MultiServerMCPClient:
+    return MultiServerMCPClient(
+        {
+            "python": {
+                "command": sys.executable,
+                "args": ["-m", "tools.servers.python_server"],
+                "transport": "stdio",
+                "cwd": str(REPO_ROOT),
+                "env": dict(os.environ),
+            }
+        }
+    )
+
+
+def _text(content: object) -> str:
+    """The text of a LangChain tool result (a string or a list of content blocks)."""
+    if isinstance(content, str):
+        return content
+    return "".join(block["text"] for block in content if block.get("type") == "text")
+
+
+async def test_tools_are_listed_with_rich_descriptions_and_work() -> None:
+    async with _client().session("python") as session:
+        tools = {tool.name: tool for tool in await load_mcp_tools(session)}
+        assert set(tools) == {"run_python", "calculate"}
+        assert "What is 17 * 23 + 4?" in tools["calculate"].description
+        assert "156 BC" in tools["run_python"].description
+        assert set(tools["calculate"].args) == {"expression"}
+        assert set(tools["run_python"].args) == {"code"}
+
+        assert _text(await tools["calculate"].ainvoke({"expression": "17 * 23 + 4"})) == "395"
+        assert _text(await tools["calculate"].ainvoke({"expression": "2^10 + 1,000 × 2"})) == "3024"
+        output = await tools["run_python"].ainvoke(
+            {"code": "print('sum of squares')\nsum(i * i for i in range(101))"}
+        )
+        assert _text(output) == "sum of squares\n338350"
+
+
+async def test_errors_come_back_as_error_results() -> None:
+    async with _client().session("python") as session:
+        result = await session.call_tool(
+            "run_python", {"code": "import socket\nsocket.create_connection(('127.0.0.1', 9))"}
+        )
+        assert result.isError
+        assert "network access is disabled in the sandbox" in result.content[0].text
+
+        result = await session.call_tool("run_python", {"code": "print('step 1')\n1 / 0"})
+        assert result.isError
+        text = result.content[0].text
+        assert "ZeroDivisionError: division by zero (line 2)" in text
+        assert "step 1" in text and "Traceback" not in text
+
+        result = await session.call_tool("calculate", {"expression": "__import__('os')"})
+        assert result.isError
+        assert "function '__import__' is not allowed" in result.content[0].text
+
+        result = await session.call_tool("calculate", {"expression": "1 / 0"})
+        assert result.isError and "division by zero" in result.content[0].text
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("17 * 23 + 4", "395"),
+        ("156 - 100", "56"),
+        ("2^10", "1024"),
+        ("1,000,000 ÷ 8", "125000"),
+        ("3 × (4 − 1)", "9"),
+        ("-(3 + 4) ** 2", "-49"),
+        ("7 // 2 + 7 % 2", "4"),
+        ("0.1 + 0.2", "0.3"),
+        ("10 / 4", "2.5"),
+        ("sqrt(16) + log(8, 2) + abs(-1)", "8"),
+        ("round(pi, 4)", "3.1416"),
+        ("max(3, 5) + min(2, 9)", "7"),
+        ("2**64", "18446744073709551616"),
+        ("17 * 23 + 4 =", "395"),
+    ],
+)
+def test_calculator_accepts_arithmetic(expression: str, expected: str) -> None:
+    assert evaluate_expression(expression) == expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("x + 1", "unknown name 'x'"),
+        ("open('/etc/passwd')", "function 'open' is not allowed"),
+        ("(1).__class__", "unsupported syntax"),
+        ("'a' * 3", "unsupported syntax"),
+        ("2 ** 100000", "too large"),
+        ("9 ** 9 ** 9", "too large"),
+        ("factorial(10**6)", "arguments above 1000"),
+        ("sqrt(-1)", "math error"),
+        ("1 +", "could not parse"),
+        ("", "empty expression"),
+    ],
+)
+def test_calculator_rejects_everything_else(expression: str, message: str) -> None:
+    with pytest.raises(CalculatorError, match=re.escape(message)):
+        evaluate_expression(expression)
+
+
+def test_run_output_format() -> None:
+    assert format_run_output("a\n", "1") == "a\n1"
+    assert format_run_output("", None) == "(no output)"
+    assert format_run_output("", "'x'") == "'x'"
