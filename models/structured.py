@@ -122,7 +122,8 @@ async def structured_call(
     Raises:
         StructuredOutputError: When both attempts fail and there is no fallback.
     """
-    runnable = model.bind(response_format=schema_response_format(schema)) if constrain else model
+    # extra_body goes to the endpoint untouched (langchain-openai rewrites a top-level response_format)
+    runnable = model.bind(extra_body={"response_format": schema_response_format(schema)}) if constrain else model
     history = list(messages)
     errors: list[str] = []
     raw = ""
