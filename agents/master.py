@@ -33,27 +33,62 @@ ROUTES: dict[str, Route] = {"simple": "writer_only", "moderate": "executor", "co
 HISTORY_TURNS = 6
 COMPLEX_HINTS = re.compile(
     r"\b(by how many|how many (years|more|times)|compare|compared|versus|vs\.?|difference|older|elder|"
-    r"younger|both|which (is|was) (older|larger|bigger|earlier))\b",
+    r"younger|both|which (is|was) (older|larger|bigger|earlier|taller|longer))\b",
     re.IGNORECASE,
 )
 EXTERNAL_HINTS = re.compile(
-    r"\b(now|today|tomorrow|yesterday|current|currently|latest|price|weather|time in|date|"
-    r"calculate|compute|search|find)\b|\d+\s*[-+*/^]\s*\d+",
+    r"\b(now|today|tomorrow|yesterday|current|currently|latest|price|weather|time in|date|until|ago|"
+    r"calculate|compute|search|find|how many days)\b|\d+\s*[-+*/^%]\s*\d+|\d+\s*%\s*of",
     re.IGNORECASE,
 )
 
 
-class Assessment(BaseModel):
-    """The Master's reading of a query."""
+class AssessmentReply(BaseModel):
+    """What the master model writes: a short rationale first, then the verdict."""
 
     rationale: str = ""
     resolved_query: str = ""
     intent: str = ""
+    facts_to_find: list[str] = Field(default_factory=list)
     complexity: Literal["simple", "moderate", "complex"]
     needs_external_info: bool = False
     needs_decomposition: bool = False
     strategy: Literal["direct", "parallel", "serial"] = "direct"
+
+
+class Assessment(AssessmentReply):
+    """The Master's reading of a query, as recorded in the state."""
+
     fallback: bool = False
+    escalated: str | None = None
+
+
+LEVELS = ("simple", "moderate", "complex")
+
+
+def calibrate(reply: AssessmentReply, query: str) -> Assessment:
+    """Raise the model's complexity where the query's form or the model's own facts demand more.
+
+    Small models under-call complexity: a 1.5B model labels "Who is elder, A or B, by how many
+    years?" simple while listing two facts to find. The verdict is the highest of the model's
+    label, the keyword rules and the facts it listed (two or more facts from outside → complex).
+    """
+    assessment = Assessment(**reply.model_dump())
+    votes = {"model": LEVELS.index(reply.complexity)}
+    rule = rule_assessment(query)
+    votes["rules"] = LEVELS.index(rule.complexity)
+    several_facts = len([fact for fact in reply.facts_to_find if fact.strip()]) >= 2
+    votes["facts"] = 2 if several_facts and reply.needs_external_info else 0
+    source, level = max(votes.items(), key=lambda item: item[1])
+    if level > votes["model"]:
+        assessment.complexity = LEVELS[level]  # type: ignore[assignment]
+        assessment.escalated = source
+        assessment.needs_external_info = True
+        if level == 2:
+            assessment.needs_decomposition = True
+            if assessment.strategy == "direct":
+                assessment.strategy = rule.strategy if source == "rules" else "parallel"  # type: ignore[assignment]
+    return assessment
 
 
 def rule_assessment(query: str) -> Assessment:
@@ -105,7 +140,8 @@ async def assess(state: SearchState) -> dict[str, Any]:
     result = await structured_call(
         resources.model("master"),
         [HumanMessage(content=prompt)],
-        Assessment,
+        AssessmentReply,
+        check=lambda reply: calibrate(reply, query),
         fallback=lambda errors: rule_assessment(query),
         constrain=resources.settings.role("master").constrain_json,
     )

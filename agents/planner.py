@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -18,7 +19,7 @@ from langgraph.config import get_stream_writer
 from langgraph.types import Overwrite
 from pydantic import BaseModel, Field
 
-from graph.dag import Plan, PlanError, Task, validate_plan
+from graph.dag import REF_PATTERN, Plan, Task, validate_plan
 from graph.resources import current_resources
 from graph.state import SearchState, TaskResult
 from models.structured import structured_call
@@ -100,6 +101,42 @@ def _attach_augmentation(
     return rewired, new_tasks
 
 
+def _renumber(tasks: list[Task], taken: set[str]) -> list[Task]:
+    """Give new tasks whose ids are already used (by kept or discarded tasks) fresh ids.
+
+    Small models restart numbering at ``t1`` when re-planning. Dependencies and ``{{tN}}``
+    references among the new tasks follow the renaming; a dependency on an id that no new task
+    defines still means the kept task of that id.
+    """
+    mapping: dict[str, str] = {}
+    used = set(taken) | {task.id for task in tasks}
+    for task in tasks:
+        if task.id in taken:
+            mapping[task.id] = _fresh_id(used)
+            used.add(mapping[task.id])
+    if not mapping:
+        return tasks
+
+    def rename(text: str) -> str:
+        def swap(match: re.Match[str]) -> str:
+            field = f".{match.group(2)}" if match.group(2) else ""
+            return "{{" + mapping.get(match.group(1), match.group(1)) + field + "}}"
+
+        return REF_PATTERN.sub(swap, text)
+
+    return [
+        task.model_copy(
+            update={
+                "id": mapping.get(task.id, task.id),
+                "deps": [mapping.get(dep, dep) for dep in task.deps],
+                "args": json.loads(rename(json.dumps(task.args))),
+                "goal": rename(task.goal),
+            }
+        )
+        for task in tasks
+    ]
+
+
 def _fresh_id(taken: set[str]) -> str:
     index = 1
     while f"t{index}" in taken:
@@ -172,14 +209,16 @@ async def plan(state: SearchState) -> dict[str, Any]:
         )
 
     kept_ids = {task.id for task in kept}
+    failed_before = frozenset(
+        r["tool"]
+        for r in [*state.get("discarded", []), *results.values()]
+        if r["status"] == "failed" and r["tool"]
+    )
     room = max(1, budgets.max_tasks - len(kept))
     taken = kept_ids | set(results) | {r["task_id"] for r in state.get("discarded", [])}
 
     def check(sketch: BaseModel) -> list[Task]:
-        tasks = _normalise_tools(list(sketch.tasks), candidates)  # type: ignore[attr-defined]
-        clashes = sorted({task.id for task in tasks} & taken)
-        if clashes:
-            raise PlanError([f"task ids {clashes} are already used; use new ids"])
+        tasks = _renumber(_normalise_tools(list(sketch.tasks), candidates), taken)  # type: ignore[attr-defined]
         validate_plan(
             {"tasks": [t.model_dump() for t in tasks]},
             candidate_tools=[tool["name"] for tool in candidates],
@@ -206,7 +245,7 @@ async def plan(state: SearchState) -> dict[str, Any]:
             query,
             candidates,
             _fresh_id(taken | dropped),
-            frozenset(old.by_id()[tid].tool or "" for tid in review.get("failed", []) if mode == "replan"),
+            failed_before,
         ),
         constrain=resources.settings.role("planner").constrain_json,
     )

@@ -17,10 +17,14 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from rich.console import Console
 from rich.tree import Tree
 
+from app.models_cli import register as register_models
+from evals.bench_models import register as register_bench
 from graph.builder import build_graph
 from graph.resources import Resources, use_resources
+from models.assemble import AssemblyError
 from models.config import ROLES, ConfigError, Settings, load_settings
 from models.factory import ModelUnavailableError, build_chat_model
+from models.local_server import LocalServerError, ensure_server
 from tools.hub import ToolHub
 from tools.registry import ServerConfigError, load_connections
 
@@ -145,6 +149,9 @@ async def ask(args: argparse.Namespace) -> int:
         settings.mcp_config = Path(args.mcp_config).expanduser()
     check_endpoints(settings)
     console = Console(stderr=args.json)
+    if any(settings.role(role).is_local for role in ROLES):
+        with console.status("starting the local model server (the first run assembles the models)…"):
+            await asyncio.to_thread(ensure_server, settings)
     printer = ProgressPrinter(console)
     settings.db_path.parent.mkdir(parents=True, exist_ok=True)
     thread_id = args.thread or uuid.uuid4().hex[:12]
@@ -208,12 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask_parser.add_argument("--mcp-config", help='an {"mcpServers": {...}} JSON file with extra MCP servers')
     ask_parser.set_defaults(func=lambda args: asyncio.run(ask(args)))
-    try:
-        from app.models_cli import register
-    except ImportError:  # pragma: no cover - shipped with the project
-        pass
-    else:
-        register(sub)
+    register_models(sub)
+    register_bench(sub)
     return parser
 
 
@@ -225,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         return int(args.func(args) or 0)
-    except (UserError, ConfigError, ServerConfigError, ModelUnavailableError) as exc:
+    except (UserError, ConfigError, ServerConfigError, ModelUnavailableError, LocalServerError, AssemblyError) as exc:
         print(f"aisearch: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from langchain_core.language_models import BaseChatModel
 
-from models.config import Role, Settings, load_settings
+from models.config import ROLES, Role, Settings, load_settings
 from tools.hub import ToolHub
 from tools.registry import load_connections
 
@@ -66,6 +66,10 @@ async def current_resources() -> Resources:
             from models.factory import build_chat_model
 
             settings = load_settings()
+            if any(settings.role(role).is_local for role in ROLES):
+                from models.local_server import ensure_server
+
+                await asyncio.to_thread(ensure_server, settings)  # blocking start, off the event loop
             hub = ToolHub(load_connections(settings.mcp_config))
             await hub.start()
             _DEFAULT = Resources(settings, lambda role: build_chat_model(role, settings), hub)

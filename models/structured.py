@@ -91,9 +91,26 @@ def extract_json(text: str) -> Any:
     return objects[-1]
 
 
+def require_all(node: Any) -> Any:
+    """A copy of a JSON schema in which every object property is required.
+
+    A grammar built from a schema lets the model skip optional fields, and small models do: they
+    jump straight to the verdict and leave out the reasoning fields meant to come first. Requiring
+    every field makes the model write them all, in the schema's order.
+    """
+    if isinstance(node, dict):
+        copy = {key: require_all(value) for key, value in node.items()}
+        if isinstance(copy.get("properties"), dict):
+            copy["required"] = list(copy["properties"])
+        return copy
+    if isinstance(node, list):
+        return [require_all(item) for item in node]
+    return node
+
+
 def schema_response_format(schema: type[BaseModel]) -> dict[str, Any]:
-    """The ``response_format`` that makes llama.cpp constrain decoding to ``schema``."""
-    return {"type": "json_object", "schema": schema.model_json_schema()}
+    """The ``response_format`` that makes llama.cpp constrain decoding to ``schema`` (all fields written)."""
+    return {"type": "json_object", "schema": require_all(schema.model_json_schema())}
 
 
 async def structured_call(

