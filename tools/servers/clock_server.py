@@ -132,6 +132,9 @@ def _describe(moment: datetime, zone_name: str) -> str:
     return f"{moment.isoformat()} ({moment.strftime('%A')}) in {zone_name} ({label})"
 
 
+_LEADING_ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})\b")
+
+
 def parse_date(text: str) -> date:
     """Read a date: ISO ("2026-11-22", also with a time), "today", "tomorrow", "yesterday", or "November 22, 2026".
 
@@ -155,6 +158,9 @@ def parse_date(text: str) -> date:
             return datetime.strptime(text.strip(), fmt).date()
         except ValueError:
             continue
+    leading = _LEADING_ISO_DATE.match(key)  # "2026-11-22 09:24 UTC", "2026-11-22, Sunday"
+    if leading:
+        return date.fromisoformat(leading.group(1))
     raise ValueError(
         f"could not read the date {text!r}: use ISO format YYYY-MM-DD (years 1-9999), "
         "or 'today', 'tomorrow', 'yesterday'"
