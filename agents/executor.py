@@ -212,6 +212,7 @@ async def run_model_task(
         today=payload["today"],
         query=payload["query"],
         goal=task.goal,
+        returns=task.returns or "a short answer",
         inputs=_inputs_text(payload["parent_outputs"]),
     )
     try:

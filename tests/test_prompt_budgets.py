@@ -21,13 +21,13 @@ TODAY = "Sunday, 2026-11-22 09:00 UTC"
 PROMPTS = {
     "master": (render("master_assess", today=TODAY, history="(none)", query=QUERY), 450),
     "planner": (render("planner_plan", today=TODAY, max_tasks=8, strategy="parallel", tools=describe_tools(TOOLS),
-                       context="", query=QUERY), 450),
+                       context="", query=QUERY), 600),
     "executor_args": (render("executor_args", today=TODAY, goal="What is 17 * 23 + 4?", inputs="",
                              tool="python.calculate", description=TOOLS[0]["description"],
                              schema=json.dumps(TOOLS[0]["args"]), previous=""), 120),
     "executor_judge": (render("executor_judge", goal="What is 17 * 23 + 4?", output="395"), 100),
     "executor_compute": (render("executor_compute", today=TODAY, query=QUERY,
-                                goal="Find the birth year of Emperor Wu of Han", inputs=""), 120),
+                                goal="Find the birth year of Emperor Wu of Han", returns="a number", inputs=""), 120),
 }
 
 
