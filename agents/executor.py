@@ -128,17 +128,48 @@ async def _judge(resources: Resources, task: Task, outcome: ToolOutcome) -> Judg
     return result.value
 
 
-def _tool_evidence(task: Task, outcome: ToolOutcome) -> Evidence:
+def _passages(structured: Any) -> list[dict[str, Any]]:
+    """Passages in a search tool's structured result: ``{"results": [{"id", "title", "source", ...}]}``."""
+    if not isinstance(structured, dict) or not isinstance(structured.get("results"), list):
+        return []
+    return [
+        item
+        for item in structured["results"]
+        if isinstance(item, dict) and item.get("id") and (item.get("snippet") or item.get("text"))
+    ]
+
+
+def tool_evidence(task: Task, outcome: ToolOutcome) -> list[Evidence]:
+    """Citable evidence from a successful call: one item per retrieved passage, else the whole output.
+
+    Passages keep the id the search server gave them (stable across runs), so the Writer's
+    citations point at real passages.
+    """
+    passages = _passages(outcome.structured)
+    if passages:
+        return [
+            Evidence(
+                id=str(item["id"]),
+                kind="document",
+                title=str(item.get("title") or item["id"]),
+                source=str(item.get("source") or item.get("url") or outcome.tool),
+                content=str(item.get("text") or item.get("snippet")),
+                task_id=task.id,
+            )
+            for item in passages
+        ]
     args = json.dumps(outcome.args, sort_keys=True, ensure_ascii=False)
     server, _, tool = outcome.tool.partition(".")
-    return Evidence(
-        id=evidence_id("tool", outcome.tool, args, outcome.output),
-        kind="tool",
-        title=f"{outcome.tool}({args})",
-        source=f"mcp://{server}/{tool}",
-        content=outcome.output,
-        task_id=task.id,
-    )
+    return [
+        Evidence(
+            id=evidence_id("tool", outcome.tool, args, outcome.output),
+            kind="tool",
+            title=f"{outcome.tool}({args})",
+            source=f"mcp://{server}/{tool}",
+            content=outcome.output,
+            task_id=task.id,
+        )
+    ]
 
 
 def _record(outcome: ToolOutcome) -> ToolCallRecord:
@@ -184,7 +215,7 @@ async def run_tool_task(
             previous = f"Previous call {json.dumps(args)} failed: {outcome.error}. Write different arguments."
             args = None
             continue
-        evidence.append(_tool_evidence(task, outcome))
+        evidence.extend(item for item in tool_evidence(task, outcome) if item not in evidence)
         last_round = round_index == rounds - 1
         judgement = await _judge(resources, task, outcome)
         results.append(judgement.result or outcome.output)

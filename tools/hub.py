@@ -154,6 +154,8 @@ class ToolHub:
             return ToolOutcome(qualified, args, False, "", error, ms=_ms(clock), started_at=started)
         text = _content_text(message)
         structured = (message.artifact or {}).get("structured_content") if message.artifact else None
+        if structured is None:
+            structured = _json_object(text)
         if message.status == "error":
             return ToolOutcome(qualified, args, False, "", text, ms=_ms(clock), started_at=started)
         return ToolOutcome(qualified, args, True, text, None, structured, _ms(clock), started)
@@ -174,6 +176,17 @@ def _content_text(message: ToolMessage) -> str:
     if len(text) > MAX_OUTPUT_CHARS:
         text = text[:MAX_OUTPUT_CHARS] + f"\n[… truncated {len(text) - MAX_OUTPUT_CHARS} characters]"
     return text
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """A tool's text output parsed as a JSON object (servers without structured output send dicts as text)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _exception_text(exc: BaseException) -> str:
