@@ -17,6 +17,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from rich.console import Console
 from rich.tree import Tree
 
+from app.index_cli import register as register_index
 from app.models_cli import register as register_models
 from evals.bench_models import register as register_bench
 from graph.builder import build_graph
@@ -216,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask_parser.add_argument("--mcp-config", help='an {"mcpServers": {...}} JSON file with extra MCP servers')
     ask_parser.set_defaults(func=lambda args: asyncio.run(ask(args)))
     register_models(sub)
+    register_index(sub)
     register_bench(sub)
     return parser
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +24,10 @@ REPO = Path(__file__).resolve().parent.parent
 FIXED_NOW = "2026-11-22T09:00:00+00:00"
 
 os.environ.setdefault("LANGSMITH_TRACING", "false")
+# tests never touch the user's document index, nor build the default one in the background
+os.environ["AISEARCH_INDEX_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-index-")
+os.environ["AISEARCH_DOCSEARCH_DEFAULT_BUILD"] = "0"
+os.environ["AISEARCH_DOCSEARCH_WARMUP"] = "0"
 
 
 def make_settings(**budgets: Any) -> Settings:

@@ -81,3 +81,13 @@ def test_malformed_server_config_is_a_clear_error(tmp_path, content: str, messag
         load_connections(path)
     with pytest.raises(ServerConfigError, match="not found"):
         load_connections(tmp_path / "missing.json")
+
+
+def test_docsearch_is_bundled_once_a_document_index_exists(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("AISEARCH_INDEX_DIR", str(tmp_path))
+    assert "docsearch" not in bundled_connections()
+    (tmp_path / "collections" / "docs").mkdir(parents=True)
+    (tmp_path / "collections" / "docs" / "state.json").write_text("{}")
+    connection = bundled_connections()["docsearch"]
+    assert connection["args"] == ["-m", "tools.servers.docsearch_server"]
+    assert connection["env"]["AISEARCH_INDEX_DIR"] == str(tmp_path)

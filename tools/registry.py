@@ -39,11 +39,29 @@ def _child_env() -> dict[str, str]:
     return env
 
 
+DOCSEARCH_MODULE = "tools.servers.docsearch_server"
+
+
+def have_document_index() -> bool:
+    """Whether a document index exists (``aisearch index …`` was run), so docsearch has data to serve."""
+    from tools.index.paths import default_index_dir
+
+    collections = default_index_dir() / "collections"
+    return collections.is_dir() and any((path / "state.json").exists() for path in collections.iterdir())
+
+
 def bundled_connections() -> dict[str, dict[str, Any]]:
-    """stdio connections that start each bundled server with this interpreter."""
+    """stdio connections that start each bundled server with this interpreter.
+
+    ``docsearch`` joins once a document index exists (``aisearch index PATH`` or ``--default``), so
+    a run without documents does not start a server that would load an embedding model for nothing.
+    """
+    modules = dict(BUNDLED_SERVERS)
+    if have_document_index():
+        modules["docsearch"] = DOCSEARCH_MODULE
     return {
         name: {"transport": "stdio", "command": sys.executable, "args": ["-m", module], "env": _child_env()}
-        for name, module in BUNDLED_SERVERS.items()
+        for name, module in modules.items()
     }
 
 

@@ -1,0 +1,177 @@
+"""MCP server "docsearch": hybrid search (BM25 + MiniLM, fused with RRF) over a local document index.
+
+Run alone with ``python -m tools.servers.docsearch_server`` (stdio) or
+``python -m tools.servers.docsearch_server --transport streamable-http --port 8103``.
+
+* Index: ``$AISEARCH_INDEX_DIR`` (default ``~/.local/share/aisearch/index``); fill it with
+  ``aisearch index PATH... [--collection NAME]``.
+* Default collection ``docs``: when it does not exist, the server builds it in the background from
+  the Python standard library documentation (``pydoc_data`` topics and module docstrings);
+  searches during the build get a "being built (n of m passages)" error. Turn this off with
+  ``--no-default-build`` or ``AISEARCH_DOCSEARCH_DEFAULT_BUILD=0``.
+* Optional LLM listwise rerank (RankGPT sliding window): ``--rerank`` or
+  ``AISEARCH_DOCSEARCH_RERANK=1``; the model is ``$AISEARCH_RERANK_BASE_URL``/``_MODEL``, else the
+  executor model of the aisearch settings.
+
+The server answers at once: the embedding model loads in a background thread right after start
+(``--no-warmup`` or ``AISEARCH_DOCSEARCH_WARMUP=0`` defers it to the first search).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from typing import Any
+
+import anyio
+from mcp.server.fastmcp import FastMCP
+from mcp.server.transport_security import TransportSecuritySettings
+
+from tools.index.paths import DEFAULT_COLLECTION
+from tools.index.service import DocSearch
+from tools.index.store import IndexStore
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PORT = 8103
+DEFAULT_BUILD_ENV = "AISEARCH_DOCSEARCH_DEFAULT_BUILD"
+RERANK_ENV = "AISEARCH_DOCSEARCH_RERANK"
+WARMUP_ENV = "AISEARCH_DOCSEARCH_WARMUP"
+
+mcp = FastMCP(
+    "docsearch",
+    instructions=(
+        "Search a local index of documents and read passages, with titles and sources to cite. "
+        "By default the index holds the Python standard library documentation; users add their own "
+        "folders (Markdown, text, HTML, JSONL) with `aisearch index PATH`."
+    ),
+    log_level="WARNING",
+)
+
+_service: DocSearch | None = None
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def configure(
+    index_dir: str | None = None, *, build_default: bool | None = None, rerank: bool | None = None
+) -> DocSearch:
+    """Create the service the tools use (from arguments, else the environment)."""
+    global _service
+    if build_default is None:
+        build_default = os.environ.get(DEFAULT_BUILD_ENV, "1").strip().lower() not in (
+            "0",
+            "false",
+            "no",
+            "off",
+        )
+    reranker = None
+    if rerank if rerank is not None else _truthy(os.environ.get(RERANK_ENV)):
+        from tools.index.rerank import ListwiseReranker, chat_from_environment
+
+        reranker = ListwiseReranker(_lazy_chat(chat_from_environment))
+    _service = DocSearch(
+        IndexStore(index_dir) if index_dir else IndexStore(), build_default=build_default, reranker=reranker
+    )
+    return _service
+
+
+def _lazy_chat(factory: Any) -> Any:
+    """Resolve the rerank endpoint on first use (it may start the local model server)."""
+    holder: dict[str, Any] = {}
+
+    def chat(messages: list[dict[str, str]]) -> str:
+        if "fn" not in holder:
+            holder["fn"] = factory()
+        return holder["fn"](messages)
+
+    return chat
+
+
+def service() -> DocSearch:
+    """The configured service (configured from the environment on first use)."""
+    return _service or configure()
+
+
+@mcp.tool()
+async def search(query: str, k: int = 5, collection: str = DEFAULT_COLLECTION) -> dict[str, Any]:
+    """Search local documents and return the best passages, each with an id, title, source and snippet.
+
+    Hybrid ranking: keyword (BM25) and semantic (MiniLM embeddings) results fused together, so both
+    exact names ("json.dumps", "asyncio.gather") and paraphrased questions work. The default
+    collection "docs" holds the Python standard library documentation (language reference topics
+    and the docstrings of common modules) plus any folders the user indexed; other collections are
+    created with `aisearch index PATH --collection NAME`. Cite results by their title and source;
+    call `read` with a result's id for the passage's full text.
+
+    Example questions: "How do I pretty-print JSON in Python?", "What does the with statement do?",
+    "How to format a float with two decimals in an f-string?", "Which function sorts a list in
+    place?", "How do I run a shell command and capture its output?", "What does our design doc say
+    about caching?" (with collection="notes").
+
+    Args:
+        query: A question or keywords (one topic per search works best).
+        k: Number of passages to return (1-20, default 5).
+        collection: Which collection to search (default "docs").
+    """
+    return await anyio.to_thread.run_sync(service().search, query, k, collection)
+
+
+@mcp.tool()
+async def read(passage_id: str, collection: str = DEFAULT_COLLECTION) -> dict[str, Any]:
+    """Read the full text of one passage found by `search` (its id, title, source and text).
+
+    Use it when a search snippet is cut short or more context is needed to answer, e.g. to see the
+    whole description of a function's parameters after "How do I read a CSV file with a header?".
+
+    Args:
+        passage_id: The "id" of a search result.
+        collection: The collection the result came from (default "docs").
+    """
+    return await anyio.to_thread.run_sync(service().read, passage_id, collection)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the "docsearch" MCP server over stdio (default) or streamable HTTP.
+
+    Args:
+        argv: Command-line arguments (defaults to ``sys.argv[1:]``).
+    """
+    parser = argparse.ArgumentParser(description="MCP server 'docsearch': search and read local documents.")
+    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default: loopback)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="HTTP port")
+    parser.add_argument(
+        "--index-dir", help="index directory (default $AISEARCH_INDEX_DIR or ~/.local/share/aisearch/index)"
+    )
+    parser.add_argument(
+        "--no-default-build",
+        action="store_true",
+        help="do not build the default 'docs' collection when missing",
+    )
+    parser.add_argument("--rerank", action="store_true", help="LLM listwise rerank of the top 20 (slow)")
+    parser.add_argument(
+        "--no-warmup", action="store_true", help="load the embedding model on the first search"
+    )
+    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
+    docsearch = configure(
+        args.index_dir, build_default=False if args.no_default_build else None, rerank=args.rerank or None
+    )
+    if docsearch.start_default_build():
+        logger.warning("building the default collection %r in the background", docsearch.default_collection)
+    elif not args.no_warmup and _truthy(os.environ.get(WARMUP_ENV, "1")):
+        docsearch.start_warm_up()
+    mcp.settings.host, mcp.settings.port = args.host, args.port
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        logger.warning("serving on %s: the server is reachable from other machines", args.host)
+        mcp.settings.transport_security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    mcp.run(transport=args.transport)
+
+
+if __name__ == "__main__":
+    main()
