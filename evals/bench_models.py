@@ -17,6 +17,7 @@ import logging
 import platform
 import statistics
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -96,8 +97,13 @@ async def timed_call(client: AsyncOpenAI, model: str, prompt: str, schema: type 
     body: dict[str, Any] = {}
     if schema is not None or extra_schema is not None:
         body["response_format"] = extra_schema or schema_response_format(schema)  # type: ignore[arg-type]
-    messages = [{"role": "user", "content": prompt}]
+    # a unique first line defeats llama.cpp's prompt-prefix cache: every call pays its full prefill
+    messages = [{"role": "user", "content": f"Request {uuid.uuid4().hex[:8]}.\n{prompt}"}]
+    # the first token of a fresh prompt costs its whole prefill: time a one-token call, then stream the
+    # rest of the answer from the (now cached) prompt
+    cold = time.perf_counter()
     usage = await client.chat.completions.create(model=model, messages=messages, max_tokens=1, extra_body=body)
+    ttft = time.perf_counter() - cold
     prompt_tokens = usage.usage.prompt_tokens if usage.usage else 0
     start = time.perf_counter()
     first = None
@@ -113,11 +119,11 @@ async def timed_call(client: AsyncOpenAI, model: str, prompt: str, schema: type 
     first = first or end
     generated = max(len(chunks), 1)
     return {
-        "latency_s": end - start,
-        "ttft_s": first - start,
+        "latency_s": ttft + (end - start),
+        "ttft_s": ttft,
         "prompt_tokens": float(prompt_tokens),
         "generated_tokens": float(generated),
-        "prompt_tok_per_s": prompt_tokens / max(first - start, 1e-6),
+        "prompt_tok_per_s": prompt_tokens / max(ttft, 1e-6),
         "gen_tok_per_s": (generated - 1) / max(end - first, 1e-6) if generated > 1 else 0.0,
     }, "".join(chunks)
 
@@ -210,7 +216,6 @@ async def run(repeat: int, routes: bool) -> dict[str, Any]:
     roles: dict[str, Any] = {}
     for role, (prompt, schema, max_tokens) in role_prompts().items():
         model = settings.role(role).model
-        await timed_call(client, model, prompt, schema, 8)  # warm-up (prompt cache of the template)
         samples = [(await timed_call(client, model, prompt, schema, max_tokens))[0] for _ in range(repeat)]
         roles[role] = {"model": model, **summarise(samples)}
     report: dict[str, Any] = {
