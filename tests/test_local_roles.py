@@ -1,0 +1,107 @@
+"""Each role on the REAL local models (marked ``local_model``): schema-valid output for a handful of
+inputs, executor tool calls on the bundled MCP servers, and the Writer-only and Executor routes
+end to end through the graph."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+from langchain_core.messages import HumanMessage
+
+from agents.master import AssessmentReply, calibrate, route_for
+from agents.planner import PlanSketch, describe_tools
+from graph.dag import validate_plan
+from graph.resources import Resources
+from models.assemble import REGISTRY, model_path
+from models.config import LocalServerSettings, load_settings
+from models.factory import build_chat_model
+from models.local_server import llama_cpp_available, running_server
+from models.structured import structured_call
+from prompts import render
+from tests.conftest import run, server_connections
+from tests.test_local_models import LLAMA_CPP_ERROR
+from tools.hub import ToolHub
+
+pytestmark = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(not llama_cpp_available(), reason=LLAMA_CPP_ERROR or ""),
+    pytest.mark.asyncio(loop_scope="module"),  # langchain-openai caches its HTTP client per event loop
+]
+TODAY = "Sunday, 2026-11-22 09:00 UTC"
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """Settings whose roles all talk to a freshly started local server (its own cache dir)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("AISEARCH_CACHE_DIR", str(tmp_path_factory.mktemp("server-cache")))
+    base = load_settings(env={})
+    base.local = LocalServerSettings(**{**base.local.model_dump(), "gguf": {a: str(model_path(a)) for a in REGISTRY}})
+    try:
+        with running_server(base, stop_on_exit=True) as url:
+            for role in base.roles.values():
+                role.base_url, role.json_schema = url, True
+            yield base
+    finally:
+        mp.undo()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def hub() -> AsyncIterator[ToolHub]:
+    async with ToolHub.open(server_connections(with_facts=False)) as opened:
+        yield opened
+
+
+@pytest.mark.parametrize(
+    ("query", "route"),
+    [
+        ("What is the name of Emperor Han-Wu?", "writer_only"),
+        ("What time is it in Tokyo now?", "executor"),
+        ("Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?", "planner"),
+    ],
+)
+async def test_master_returns_a_valid_assessment_and_routes_the_paper_examples(settings, query, route) -> None:
+    prompt = render("master_assess", today=TODAY, history="(none)", query=query)
+    result = await structured_call(build_chat_model("master", settings), [HumanMessage(prompt)], AssessmentReply,
+                                   constrain=True, repair=False)
+    assert route_for(calibrate(result.value, query)) == route
+
+
+async def test_planner_writes_a_valid_dag_for_the_comparison(settings, hub) -> None:
+    candidates = [spec.brief() for name, spec in hub.specs.items() if name.startswith("python.")]
+    prompt = render("planner_plan", today=TODAY, max_tasks=6, strategy="parallel", tools=describe_tools(candidates),
+                    context="", query="Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?")
+
+    def check(sketch: PlanSketch):
+        return validate_plan({"tasks": [t.model_dump() for t in sketch.tasks]},
+                             candidate_tools=[c["name"] for c in candidates], max_tasks=6)
+
+    result = await structured_call(build_chat_model("planner", settings), [HumanMessage(prompt)], PlanSketch,
+                                   check=check, constrain=True)  # parse → validate → one repair round, as in the graph
+    assert len(result.value.tasks) >= 2
+
+
+async def test_executor_route_calls_the_calculator_and_writer_cites_it(settings, hub) -> None:
+    resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
+    state, path, _ = await run(resources, "What is 17 * 23 + 4?")
+    assert state["route"] == "executor" and path[-1] == "writer"
+    (result,) = state["results"].values()
+    assert result["tool"] == "python.calculate" and result["status"] == "ok"
+    assert result["tool_calls"][0]["output"].strip() == "395"
+    assert "395" in state["answer"]["text"]
+
+
+async def test_writer_only_route_answers_end_to_end(settings, hub) -> None:
+    resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
+    state, path, _ = await run(resources, "What is the name of Emperor Han-Wu?")
+    assert path == ["master", "writer"]
+    assert state["answer"]["text"] and state["answer"]["basis"] == "model_knowledge"
+
+
+async def test_executor_writes_a_valid_clock_call(settings, hub) -> None:
+    resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
+    state, _, _ = await run(resources, "What time is it in Tokyo now?")
+    (result,) = state["results"].values()
+    assert result["tool"].startswith("clock.") and result["tool_calls"] and result["tool_calls"][0]["ok"]
