@@ -94,7 +94,8 @@ async def test_search_read_and_errors_over_stdio(index_dir: Path) -> None:
 
 
 async def test_default_collection_is_built_in_the_background(tmp_path: Path) -> None:
-    env = {"AISEARCH_DEFAULT_CORPUS_MODULES": "json", "AISEARCH_DEFAULT_CORPUS_TOPICS": "0"}
+    env = {"AISEARCH_DEFAULT_CORPUS_MODULES": "json", "AISEARCH_DEFAULT_CORPUS_TOPICS": "0",
+           "AISEARCH_DOCSEARCH_DEFAULT_BUILD": "1"}  # conftest turns the default build off for other tests
     async with _client(tmp_path / "fresh", **env).session("docsearch") as session:
         first = await session.call_tool("search", {"query": "How do I pretty-print JSON?"})
         assert first.isError and "the default index 'docs'" in first.content[0].text

@@ -7,7 +7,6 @@ The current time can be pinned with ``AISEARCH_CLOCK_NOW`` (e.g. ``2026-11-22T09
 
 from __future__ import annotations
 
-import argparse
 import calendar
 import logging
 import os
@@ -17,7 +16,8 @@ from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from mcp.server.fastmcp import FastMCP
-from mcp.server.transport_security import TransportSecuritySettings
+
+from tools.servers.common import serve, server_arg_parser
 
 logger = logging.getLogger(__name__)
 
@@ -318,20 +318,10 @@ def main(argv: list[str] | None = None) -> None:
     Args:
         argv: Command-line arguments (defaults to ``sys.argv[1:]``).
     """
-    parser = argparse.ArgumentParser(
-        description="MCP server 'clock': now, convert_time, shift_date, date_diff."
-    )
-    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default: loopback)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="HTTP port")
-    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser = server_arg_parser("MCP server 'clock': now, convert_time, shift_date, date_diff.", DEFAULT_PORT)
     args = parser.parse_args(argv)
     logging.getLogger().setLevel(args.log_level)
-    mcp.settings.host, mcp.settings.port = args.host, args.port
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        logger.warning("serving on %s: the server is reachable from other machines", args.host)
-        mcp.settings.transport_security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    mcp.run(transport=args.transport)
+    serve(mcp, args)
 
 
 if __name__ == "__main__":

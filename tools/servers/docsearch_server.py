@@ -19,18 +19,17 @@ The server answers at once: the embedding model loads in a background thread rig
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 from typing import Any
 
 import anyio
 from mcp.server.fastmcp import FastMCP
-from mcp.server.transport_security import TransportSecuritySettings
 
 from tools.index.paths import DEFAULT_COLLECTION
 from tools.index.service import DocSearch
 from tools.index.store import IndexStore
+from tools.servers.common import serve, server_arg_parser
 
 logger = logging.getLogger(__name__)
 
@@ -140,10 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     Args:
         argv: Command-line arguments (defaults to ``sys.argv[1:]``).
     """
-    parser = argparse.ArgumentParser(description="MCP server 'docsearch': search and read local documents.")
-    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default: loopback)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="HTTP port")
+    parser = server_arg_parser("MCP server 'docsearch': search and read local documents.", DEFAULT_PORT)
     parser.add_argument(
         "--index-dir", help="index directory (default $AISEARCH_INDEX_DIR or ~/.local/share/aisearch/index)"
     )
@@ -156,7 +152,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--no-warmup", action="store_true", help="load the embedding model on the first search"
     )
-    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
     docsearch = configure(
@@ -166,11 +161,7 @@ def main(argv: list[str] | None = None) -> None:
         logger.warning("building the default collection %r in the background", docsearch.default_collection)
     elif not args.no_warmup and _truthy(os.environ.get(WARMUP_ENV, "1")):
         docsearch.start_warm_up()
-    mcp.settings.host, mcp.settings.port = args.host, args.port
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        logger.warning("serving on %s: the server is reachable from other machines", args.host)
-        mcp.settings.transport_security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    mcp.run(transport=args.transport)
+    serve(mcp, args)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ Run alone with ``python -m tools.servers.python_server`` (stdio) or
 
 from __future__ import annotations
 
-import argparse
 import ast
 import logging
 import math
@@ -17,8 +16,8 @@ from typing import Any
 
 import anyio
 from mcp.server.fastmcp import FastMCP
-from mcp.server.transport_security import TransportSecuritySettings
 
+from tools.servers.common import serve, server_arg_parser
 from tools.servers.sandbox import run_sandboxed
 
 logger = logging.getLogger(__name__)
@@ -235,18 +234,9 @@ def main(argv: list[str] | None = None) -> None:
     Args:
         argv: Command-line arguments (defaults to ``sys.argv[1:]``).
     """
-    parser = argparse.ArgumentParser(description="MCP server 'python': run_python and calculate.")
-    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default: loopback)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="HTTP port")
-    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    args = parser.parse_args(argv)
+    args = server_arg_parser("MCP server 'python': run_python and calculate.", DEFAULT_PORT).parse_args(argv)
     logging.getLogger().setLevel(args.log_level)
-    mcp.settings.host, mcp.settings.port = args.host, args.port
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        logger.warning("serving on %s: the server is reachable from other machines", args.host)
-        mcp.settings.transport_security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    mcp.run(transport=args.transport)
+    serve(mcp, args)
 
 
 if __name__ == "__main__":

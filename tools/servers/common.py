@@ -1,0 +1,31 @@
+"""What every bundled MCP server's command line shares: transport, loopback binding, log level."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from mcp.server.fastmcp import FastMCP
+from mcp.server.transport_security import TransportSecuritySettings
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+log = logging.getLogger(__name__)
+
+
+def server_arg_parser(description: str, default_port: int) -> argparse.ArgumentParser:
+    """An argument parser with ``--transport``, ``--host`` (loopback by default), ``--port``, ``--log-level``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default: loopback)")
+    parser.add_argument("--port", type=int, default=default_port, help="HTTP port")
+    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    return parser
+
+
+def serve(mcp: FastMCP, args: argparse.Namespace) -> None:
+    """Run ``mcp`` as the parsed arguments say; a non-loopback host is allowed but logged."""
+    mcp.settings.host, mcp.settings.port = args.host, args.port
+    if args.host not in LOOPBACK:
+        log.warning("serving on %s: the server is reachable from other machines", args.host)
+        mcp.settings.transport_security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    mcp.run(transport=args.transport)
