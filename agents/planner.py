@@ -56,7 +56,7 @@ def fallback_plan(
 def widen_candidates(
     candidates: list[dict[str, Any]], failed_tools: set[str], specs: dict[str, ToolSpec]
 ) -> list[dict[str, Any]]:
-    """Add the backups of failed tools (the other tools of their server) to the candidate set."""
+    """Swap failed tools for their backups (the other tools of their server) in the candidate set."""
     names = {tool["name"] for tool in candidates}
     servers = {name.partition(".")[0] for name in failed_tools}
     extra = [
@@ -64,7 +64,8 @@ def widen_candidates(
         for name, spec in sorted(specs.items())
         if spec.server in servers and name not in names and name not in failed_tools
     ]
-    return [*candidates, *extra]
+    # the failed tools leave the boundary: the replacement must use a backup, another tool, or none
+    return [tool for tool in [*candidates, *extra] if tool["name"] not in failed_tools]
 
 
 def _normalise_tools(tasks: list[Task], candidates: list[dict[str, Any]]) -> list[Task]:

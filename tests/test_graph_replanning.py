@@ -73,6 +73,8 @@ async def test_failed_task_is_replanned_locally_and_completed_tasks_are_kept(tea
     log = state["plan_log"]
     assert [entry["mode"] for entry in log] == ["plan", "replan"]
     assert log[1]["dropped"] == ["t2", "t3"]  # the failed task and its descendant
+    assert "facts.birth_year" not in {c["name"] for c in state["candidate_tools"]}  # the failed tool left
+    assert "facts.biography" in {c["name"] for c in state["candidate_tools"]}  # its backup joined
     assert [t["id"] for t in state["plan"]["tasks"]] == ["t1", "t4", "t5"]
     results = state["results"]
     assert set(results) == {"t1", "t4", "t5"} and all(r["status"] == "ok" for r in results.values())
