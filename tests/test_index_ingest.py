@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from tools.index.bm25 import tokenize
 from tools.index.chunking import MAX_WORDS, chunk_blocks, chunk_documents
 from tools.index.documents import Block, Document
 from tools.index.ingest import index_paths
-from tools.index.loaders import discover, load_file, markdown_blocks, text_blocks
+from tools.index.loaders import discover, load_file, markdown_blocks, pdf_blocks, text_blocks
 from tools.index.store import IndexStore
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "docs"
@@ -50,6 +52,73 @@ def corpus(tmp_path: Path) -> Path:
     target = tmp_path / "docs"
     shutil.copytree(FIXTURES, target)
     return target
+
+
+def _pdf_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
+    """A minimal valid PDF: one page per item of ``pages``, each line drawn in Helvetica 12.
+
+    Objects: 1 catalog, 2 page tree, 3 font, then a page and its content stream per page, then
+    the optional info dictionary; the xref table holds the real byte offsets.
+    """
+    page_ids = [4 + 2 * i for i in range(len(pages))]
+    kids = " ".join(f"{n} 0 R" for n in page_ids)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+    ]
+    for page_id, lines in zip(page_ids, pages, strict=True):
+        stream = "\n".join(
+            f"BT /F1 12 Tf 72 {720 - 16 * row} Td ({_pdf_escape(line)}) Tj ET"
+            for row, line in enumerate(lines)
+        ).encode("latin-1")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {page_id + 1} 0 R >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
+    info = ""
+    if title is not None:
+        objects.append(f"<< /Title ({_pdf_escape(title)}) /Producer (aisearch tests) >>".encode("latin-1"))
+        info = f" /Info {len(objects)} 0 R"
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+# Two pages of more than 50 words each, so that each page becomes its own passage.
+PAGE_ONE = [
+    "Quillwort Survey of the Northern Marshes",
+    "The quillwort grows in shallow acidic water along the northern marsh edges and the lake shore.",
+    "Surveyors counted rosettes in each transect during late summer when the water is lowest and",
+    "clearest, and they noted the depth, the bottom sediment and the colour of every rosette found.",
+]
+PAGE_TWO = [
+    "Results",
+    "Rosette density peaked near the peat banks where the sediment stays soft and rich in iron.",
+    "Beavers flooded two transects in spring, which drowned the smallest plants and moved the",
+    "sediment; the survey team marked both transects for a repeat count in the following summer.",
+]
+
+
+@pytest.fixture
+def pdf_file(tmp_path: Path) -> Path:
+    """A two-page PDF with a metadata title."""
+    path = tmp_path / "pdfs" / "survey.pdf"
+    path.parent.mkdir()
+    path.write_bytes(make_pdf([PAGE_ONE, PAGE_TWO], title="Marsh Quillwort Survey 2024"))
+    return path
 
 
 def _titles(store: IndexStore, name: str = "docs") -> list[str]:
@@ -98,6 +167,61 @@ def test_jsonl_records_with_title_url_and_key(caplog: pytest.LogCaptureFixture) 
     assert "not JSON" in caplog.text
 
 
+def test_minimal_pdf_helper_is_well_formed(caplog: pytest.LogCaptureFixture) -> None:
+    from pypdf import PdfReader
+
+    with caplog.at_level(logging.WARNING):
+        reader = PdfReader(io.BytesIO(make_pdf([PAGE_ONE, PAGE_TWO], title="T")), strict=True)
+        assert len(reader.pages) == 2 and reader.metadata.title == "T"
+    assert not caplog.records  # no xref repair: the offsets are right
+
+
+def test_pdf_title_and_one_section_per_page(pdf_file: Path) -> None:
+    [doc] = load_file(pdf_file)
+    assert doc.title == "Marsh Quillwort Survey 2024" and doc.kind == "pdf" and doc.source == str(pdf_file)
+    assert {b.section for b in doc.blocks} == {"page 1", "page 2"}
+    page_one = " ".join(b.text for b in doc.blocks if b.section == "page 1")
+    page_two = " ".join(b.text for b in doc.blocks if b.section == "page 2")
+    assert "shallow acidic water" in page_one and "colour of every rosette found" in page_one
+    assert "Beavers flooded two transects" in page_two and "Quillwort" not in page_two
+    passages = chunk_documents([doc])
+    assert [p.section for p in passages] == ["page 1", "page 2"]  # pages of 50+ words stay apart
+
+
+def test_pdf_title_falls_back_to_first_line_then_stem(tmp_path: Path) -> None:
+    (tmp_path / "untitled.pdf").write_bytes(make_pdf([["", "  Field Notes  ", "more text"], ["two"]]))
+    [doc] = load_file(tmp_path / "untitled.pdf")
+    assert doc.title == "Field Notes" and [b.text for b in doc.blocks] == ["Field Notes more text", "two"]
+    (tmp_path / "blank.pdf").write_bytes(make_pdf([[]], title=""))
+    [doc] = load_file(tmp_path / "blank.pdf")
+    assert doc.title == "blank" and doc.blocks == []
+
+
+def test_pdf_blocks_split_paragraphs_and_join_hyphenated_words() -> None:
+    blocks = pdf_blocks(["First para-\ngraph line\nnext line\n\nSecond one", "", "Self-\nAware"])
+    assert blocks == [
+        Block("First paragraph line next line", "page 1"),
+        Block("Second one", "page 1"),
+        Block("Self- Aware", "page 3"),
+    ]
+
+
+def test_corrupt_and_encrypted_pdfs_raise_errors_naming_the_file(tmp_path: Path) -> None:
+    from pypdf import PdfWriter
+
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"\x00garbage, not a PDF at all\xff" * 20)
+    with pytest.raises(ValueError, match="broken.pdf: not a readable PDF"):
+        load_file(broken)
+    writer = PdfWriter(clone_from=io.BytesIO(make_pdf([PAGE_ONE])))
+    writer.encrypt(user_password="secret", owner_password="owner", algorithm="RC4-128")
+    locked = tmp_path / "locked.pdf"
+    with locked.open("wb") as handle:
+        writer.write(handle)
+    with pytest.raises(ValueError, match="locked.pdf: the PDF is encrypted"):
+        load_file(locked)
+
+
 def test_discover_skips_hidden_and_unsupported(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "notes.md").write_text("# hidden")
@@ -105,7 +229,8 @@ def test_discover_skips_hidden_and_unsupported(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("# A")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "b.HTML").write_text("<p>b</p>")
-    assert [p.name for p in discover([tmp_path])] == ["a.md", "b.HTML"]
+    (tmp_path / "sub" / "c.PDF").write_bytes(make_pdf([["c"]]))
+    assert [p.name for p in discover([tmp_path])] == ["a.md", "b.HTML", "c.PDF"]
     with pytest.raises(FileNotFoundError):
         discover([tmp_path / "missing"])
 
@@ -219,3 +344,36 @@ def test_empty_folder_creates_an_empty_collection(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     report = index_paths([tmp_path / "empty"], "empty", store=store, embedder=HashEmbedder())
     assert report.passages_total == 0 and store.names() == ["empty"]
+
+
+def test_pdfs_are_indexed_and_a_corrupt_one_is_reported(
+    pdf_file: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = pdf_file.parent
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 4)
+    (folder / "note.txt").write_text("Zebras\n======\n\nZebras have black and white stripes.")
+    store = IndexStore(tmp_path / "index")
+    with caplog.at_level(logging.WARNING, logger="tools.index.ingest"):
+        report = index_paths([folder], store=store, embedder=HashEmbedder())
+    assert report.sources == 3 and report.passages_total == 3
+    [failure] = report.failed
+    assert failure.startswith(str(folder / "broken.pdf")) and "not a readable PDF" in failure
+    assert "skipped" in caplog.text and "broken.pdf" in caplog.text
+    got = store.collection("docs").chroma().get(include=["documents", "metadatas"])
+    by_title: dict[str, list[str]] = {}
+    for text, meta in zip(got["documents"], got["metadatas"], strict=True):
+        by_title.setdefault(meta["title"], []).append(text)
+        assert meta["kind"] in {"pdf", "text"}
+    assert sorted(by_title) == ["Marsh Quillwort Survey 2024", "Zebras"]  # the other file still indexed
+    pdf_text = " ".join(by_title["Marsh Quillwort Survey 2024"])
+    assert "shallow acidic water" in pdf_text and "Beavers flooded two transects" in pdf_text
+    sections = {m["section"] for m in got["metadatas"] if m["kind"] == "pdf"}
+    assert sections == {"page 1", "page 2"}
+
+    ids = set(store.collection("docs").all_ids())
+    other = IndexStore(tmp_path / "other")  # a second, independent run: the same passage ids
+    again = index_paths([folder], store=other, embedder=HashEmbedder())
+    assert set(other.collection("docs").all_ids()) == ids and len(again.failed) == 1
+    embedder = HashEmbedder()
+    rerun = index_paths([folder], store=store, embedder=embedder)  # unchanged files: no work
+    assert rerun.embedded == 0 and embedder.texts == [] and set(store.collection("docs").all_ids()) == ids

@@ -1,15 +1,20 @@
-"""Read files into :class:`Document` objects: Markdown, plain text / reST, HTML and JSONL."""
+"""Read files into :class:`Document` objects: Markdown, plain text / reST, HTML, JSONL and PDF."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tools.index.documents import Block, Document, normalize_space
 from tools.index.html_text import html_to_blocks
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
 
 log = logging.getLogger(__name__)
 
@@ -17,7 +22,8 @@ MARKDOWN = {".md", ".markdown", ".mdx"}
 TEXT = {".txt", ".text", ".rst"}
 HTML = {".html", ".htm", ".xhtml"}
 JSONL = {".jsonl", ".ndjson"}
-SUPPORTED = MARKDOWN | TEXT | HTML | JSONL
+PDF = {".pdf"}
+SUPPORTED = MARKDOWN | TEXT | HTML | JSONL | PDF
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
 
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -26,6 +32,7 @@ _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _FRONT_TITLE = re.compile(r"^title:\s*(.+?)\s*$", re.MULTILINE)
+_LINE_BREAK_HYPHEN = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
 
 
 def discover(paths: Iterable[str | Path]) -> list[Path]:
@@ -58,8 +65,13 @@ def load_file(path: Path) -> list[Document]:
     """Load one file into documents (one per file, or one per JSONL record).
 
     Unknown extensions are read as plain text. Undecodable bytes are replaced.
+
+    Raises:
+        ValueError: When a PDF is encrypted, corrupt or pypdf is missing (the message names the file).
     """
     suffix = path.suffix.lower()
+    if suffix in PDF:
+        return [pdf_document(path)]
     raw = path.read_text(encoding="utf-8", errors="replace")
     source = str(path)
     if suffix in JSONL:
@@ -99,6 +111,67 @@ def _jsonl_documents(raw: str, source: str) -> Iterator[Document]:
         yield Document(
             title=title or f"line {number}", source=source, blocks=blocks, url=url, key=key, kind="jsonl"
         )
+
+
+def pdf_document(path: Path) -> Document:
+    """Read a PDF's text with pypdf into one document, one block per paragraph, sectioned by page.
+
+    Each block's section is ``"page N"``, so passages keep their place in the file. The title is the
+    metadata title, else the first non-empty line of page 1, else the file stem.
+
+    Raises:
+        ValueError: When the PDF is encrypted (and not openable with an empty password), corrupt,
+            or pypdf is not installed. The message names the file.
+    """
+    reader = _pdf_reader(path)
+    try:  # pypdf raises many exception types on malformed input; report them all as a bad file
+        pages = [page.extract_text() or "" for page in reader.pages]
+        meta_title = reader.metadata.title if reader.metadata else None
+    except Exception as exc:
+        raise ValueError(f"{path}: cannot read PDF ({type(exc).__name__}: {exc})") from exc
+    blocks = pdf_blocks(pages)
+    if not blocks:
+        log.warning("%s: no text found in the PDF (scanned images?)", path)
+    title = normalize_space(str(meta_title or "")) or _first_line(pages[0] if pages else "") or path.stem
+    return Document(title=title, source=str(path), blocks=blocks, kind="pdf")
+
+
+def _pdf_reader(path: Path) -> PdfReader:
+    """Open ``path`` with pypdf from its bytes; decrypt it with the empty password if needed.
+
+    Raises:
+        ValueError: When pypdf is missing, the file is not a readable PDF, or it is encrypted.
+    """
+    try:
+        from pypdf import PdfReader
+    except ImportError as exc:
+        raise ValueError(f"{path}: reading PDFs needs pypdf (pip install 'pypdf>=5')") from exc
+    data = path.read_bytes()
+    try:  # pypdf raises many exception types on malformed input; report them all as a bad file
+        reader = PdfReader(io.BytesIO(data), strict=False)
+        opened = not reader.is_encrypted or bool(reader.decrypt(""))
+    except Exception as exc:
+        raise ValueError(f"{path}: not a readable PDF ({type(exc).__name__}: {exc})") from exc
+    if not opened:
+        raise ValueError(f"{path}: the PDF is encrypted with a password")
+    return reader
+
+
+def pdf_blocks(pages: Iterable[str]) -> list[Block]:
+    """Blocks of the pages' paragraphs (blank-line separated), with section ``"page N"``.
+
+    Words hyphenated across a line break are joined again.
+    """
+    blocks: list[Block] = []
+    for number, text in enumerate(pages, start=1):
+        text = _LINE_BREAK_HYPHEN.sub("", text)
+        blocks.extend(Block(text=part, section=f"page {number}") for part in _paragraphs(text))
+    return blocks
+
+
+def _first_line(text: str) -> str:
+    """The first non-empty line of ``text``, whitespace-normalised ("" if none)."""
+    return next((normalize_space(line) for line in text.splitlines() if line.strip()), "")
 
 
 def _paragraphs(text: str) -> list[str]:
