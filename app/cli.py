@@ -7,6 +7,8 @@ import asyncio
 import json
 import logging
 import sys
+import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,14 @@ import httpx
 from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.tree import Tree
 
 from app.index_cli import register as register_index
@@ -27,13 +37,26 @@ from models.config import ROLES, ConfigError, Settings, load_settings
 from models.factory import ModelUnavailableError, build_chat_model
 from models.local_server import LocalServerError, ensure_server
 from tools.hub import ToolHub
-from tools.registry import ServerConfigError, load_connections
+from tools.index.first_run import default_build_enabled, ensure_default_collection
+from tools.index.service import default_build_needed
+from tools.index.store import IndexStore
+from tools.registry import DOCSEARCH_MODULE, ServerConfigError, load_connections
 
 log = logging.getLogger("aisearch")
 
 
+FIRST_RUN_NOTE = (
+    "indexing the Python standard library docs once so questions about it can be answered (~1-3 min); "
+    "your own docs: aisearch index ./my-docs"
+)
+
+
 class UserError(RuntimeError):
     """A problem the user can fix; printed without a traceback."""
+
+
+class _BuildStopped(Exception):
+    """Raised from the progress callback to stop the default-index build (Ctrl-C)."""
 
 
 def check_endpoints(settings: Settings, timeout_s: float = 5.0) -> None:
@@ -117,6 +140,58 @@ def plan_tree(event: dict[str, Any]) -> Tree:
     return tree
 
 
+async def first_run_index(console: Console, store: IndexStore | None = None) -> bool:
+    """Index the Python standard library docs (the default collection) if they are missing, with a
+    progress bar on ``console``; the build runs in a thread. Does nothing when they exist.
+
+    Returns:
+        False when the build failed (warned on ``console`` with the reason): the run then goes on
+        without docsearch. Ctrl-C stops the build at its next step; the next ``ask`` resumes it.
+    """
+    store = store or IndexStore()
+    if not default_build_needed(store):
+        return True
+    console.print(FIRST_RUN_NOTE, highlight=False)
+    stop = threading.Event()
+    started = time.monotonic()
+    failure = ""
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(
+        *columns, TextColumn("passages"), TimeElapsedColumn(), console=console, transient=True
+    ) as bar:
+        task = bar.add_task("reading the docs, loading the embedding model", total=None)
+
+        def progress(done: int, total: int) -> None:
+            if stop.is_set():
+                raise _BuildStopped("interrupted")
+            bar.update(task, description="embedding", completed=done, total=total)
+
+        try:
+            report = await asyncio.to_thread(ensure_default_collection, store, on_progress=progress)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure: warn and answer without docsearch
+            failure, report = f"{type(exc).__name__}: {exc}", None
+    if failure:
+        console.print(
+            f"[yellow]warning:[/] indexing the standard library docs failed ({failure}); answering without "
+            "docsearch. Retry with `aisearch index --default`; skip it with --no-default-index "
+            "or AISEARCH_DOCSEARCH_DEFAULT_BUILD=0",
+            highlight=False,
+        )
+        return False
+    if report is None:
+        console.print("[dim]another aisearch process indexed them meanwhile[/]")
+    else:
+        console.print(
+            f"indexed {report.passages_total} passages of the standard library docs "
+            f"in {time.monotonic() - started:.0f} s",
+            highlight=False,
+        )
+    return True
+
+
 def print_answer(console: Console, answer: dict[str, Any], streamed: bool) -> None:
     """The answer (unless already streamed) and its numbered sources."""
     if streamed:
@@ -163,7 +238,13 @@ async def ask(args: argparse.Namespace) -> int:
             raise UserError(
                 f"unknown thread id {args.thread!r} (in {settings.db_path}); omit --thread to start one"
             )
-        async with ToolHub.open(load_connections(settings.mcp_config)) as hub:
+        indexed = True
+        if not args.no_default_index and default_build_enabled():
+            indexed = await first_run_index(Console(stderr=True))
+        connections = load_connections(settings.mcp_config)
+        if not indexed and connections.get("docsearch", {}).get("args") == ["-m", DOCSEARCH_MODULE]:
+            del connections["docsearch"]  # the bundled one would only serve the half-built index
+        async with ToolHub.open(connections) as hub:
             for server, error in hub.server_errors.items():
                 console.print(f"[yellow]MCP server {server} unavailable:[/] {error}")
             resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
@@ -215,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--db", help="SQLite checkpoint database (default ~/.local/share/aisearch/threads.sqlite)"
     )
     ask_parser.add_argument("--mcp-config", help='an {"mcpServers": {...}} JSON file with extra MCP servers')
+    ask_parser.add_argument(
+        "--no-default-index",
+        action="store_true",
+        help="do not index the Python standard library docs on this run when they are missing "
+        "(AISEARCH_DOCSEARCH_DEFAULT_BUILD=0 skips it always)",
+    )
     ask_parser.set_defaults(func=lambda args: asyncio.run(ask(args)))
     register_models(sub)
     register_index(sub)
@@ -230,7 +317,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         return int(args.func(args) or 0)
-    except (UserError, ConfigError, ServerConfigError, ModelUnavailableError, LocalServerError, AssemblyError) as exc:
+    except (
+        UserError,
+        ConfigError,
+        ServerConfigError,
+        ModelUnavailableError,
+        LocalServerError,
+        AssemblyError,
+    ) as exc:
         print(f"aisearch: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

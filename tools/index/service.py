@@ -43,6 +43,14 @@ def build_default_collection(
     )
 
 
+def default_build_needed(store: IndexStore, name: str = DEFAULT_COLLECTION) -> bool:
+    """Whether collection ``name`` is missing (or was left half-built by a dead process)."""
+    collection = store.collection(name)
+    if not collection.exists():
+        return True
+    return collection.state().get("status") == "building" and not collection.is_being_written()
+
+
 class DefaultBuild:
     """State of the background build of the default collection (thread-safe reads)."""
 
@@ -93,10 +101,7 @@ class DocSearch:
     # -- the default collection ---------------------------------------------------------------
     def needs_default_build(self) -> bool:
         """Whether the default collection is missing (or was left half-built by a dead process)."""
-        collection = self.store.collection(self.default_collection)
-        if not collection.exists():
-            return True
-        return collection.state().get("status") == "building" and not collection.is_being_written()
+        return default_build_needed(self.store, self.default_collection)
 
     def start_default_build(self) -> bool:
         """Build the default collection in a background thread if it is missing; True if started."""

@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 from mcp.server.fastmcp import FastMCP
 
+from tools.index.first_run import default_build_enabled
 from tools.index.paths import DEFAULT_COLLECTION
 from tools.index.service import DocSearch
 from tools.index.store import IndexStore
@@ -34,7 +35,6 @@ from tools.servers.common import serve, server_arg_parser
 logger = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8103
-DEFAULT_BUILD_ENV = "AISEARCH_DOCSEARCH_DEFAULT_BUILD"
 RERANK_ENV = "AISEARCH_DOCSEARCH_RERANK"
 WARMUP_ENV = "AISEARCH_DOCSEARCH_WARMUP"
 
@@ -61,12 +61,7 @@ def configure(
     """Create the service the tools use (from arguments, else the environment)."""
     global _service
     if build_default is None:
-        build_default = os.environ.get(DEFAULT_BUILD_ENV, "1").strip().lower() not in (
-            "0",
-            "false",
-            "no",
-            "off",
-        )
+        build_default = default_build_enabled()
     reranker = None
     if rerank if rerank is not None else _truthy(os.environ.get(RERANK_ENV)):
         from tools.index.rerank import ListwiseReranker, chat_from_environment
