@@ -3,14 +3,15 @@
 Seed 001 §2 and TURA: for a task bound to a tool the executor model writes the tool arguments
 (no thought: TURA's distilled executor acts directly), the tool is called through MCP, and the
 model judges whether the output achieves the task; if not it may refine the arguments and call
-again, within a bounded number of rounds. A tool-free task is computed by the model. Each result
+again, within a bounded number of rounds. A task bound to a search tool runs the search loop of
+``agents/executor_search.py`` (sub-queries, rounds, sufficiency, refinement). A tool-free task is
+computed by the model. Each result
 records its status (ok | failed | incomplete), output, evidence with stable ids, tool calls and
 timings.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -20,6 +21,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.config import get_stream_writer
 from pydantic import BaseModel, ConfigDict, create_model
 
+from agents.evidence import evidence_id, tool_evidence
+from agents.executor_search import query_argument, run_search_task
 from graph.dag import REF_PATTERN, Task
 from graph.resources import Resources, current_resources
 from graph.state import Evidence, TaskPayload, TaskResult, ToolCallRecord
@@ -64,12 +67,6 @@ def args_model(spec: ToolSpec) -> type[BaseModel]:
     return create_model(
         f"{spec.name.replace('.', '_')}_args", __config__=ConfigDict(extra="ignore"), **fields
     )
-
-
-def evidence_id(kind: str, *parts: str) -> str:
-    """A stable id: the same source content always gets the same id."""
-    digest = hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()[:10]
-    return f"{kind[0]}-{digest}"
 
 
 def _inputs_text(parent_outputs: dict[str, str]) -> str:
@@ -128,50 +125,6 @@ async def _judge(resources: Resources, task: Task, outcome: ToolOutcome) -> Judg
     return result.value
 
 
-def _passages(structured: Any) -> list[dict[str, Any]]:
-    """Passages in a search tool's structured result: ``{"results": [{"id", "title", "source", ...}]}``."""
-    if not isinstance(structured, dict) or not isinstance(structured.get("results"), list):
-        return []
-    return [
-        item
-        for item in structured["results"]
-        if isinstance(item, dict) and item.get("id") and (item.get("snippet") or item.get("text"))
-    ]
-
-
-def tool_evidence(task: Task, outcome: ToolOutcome) -> list[Evidence]:
-    """Citable evidence from a successful call: one item per retrieved passage, else the whole output.
-
-    Passages keep the id the search server gave them (stable across runs), so the Writer's
-    citations point at real passages.
-    """
-    passages = _passages(outcome.structured)
-    if passages:
-        return [
-            Evidence(
-                id=str(item["id"]),
-                kind="document",
-                title=str(item.get("title") or item["id"]),
-                source=str(item.get("source") or item.get("url") or outcome.tool),
-                content=str(item.get("text") or item.get("snippet")),
-                task_id=task.id,
-            )
-            for item in passages
-        ]
-    args = json.dumps(outcome.args, sort_keys=True, ensure_ascii=False)
-    server, _, tool = outcome.tool.partition(".")
-    return [
-        Evidence(
-            id=evidence_id("tool", outcome.tool, args, outcome.output),
-            kind="tool",
-            title=f"{outcome.tool}({args})",
-            source=f"mcp://{server}/{tool}",
-            content=outcome.output,
-            task_id=task.id,
-        )
-    ]
-
-
 def _record(outcome: ToolOutcome) -> ToolCallRecord:
     return ToolCallRecord(
         tool=outcome.tool,
@@ -193,6 +146,10 @@ async def run_tool_task(
     if qualified is None:
         return "failed", "", f"tool {task.tool!r} is not available", [], []
     spec = hub.specs[qualified]
+    query_arg = query_argument(spec)
+    if query_arg is not None:
+        inputs = _inputs_text(payload["parent_outputs"])
+        return await run_search_task(resources, task, spec, query_arg, payload, inputs)
     calls: list[ToolOutcome] = []
     evidence: list[Evidence] = []
     results: list[str] = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from langchain_core.messages import AnyMessage, HumanMessage
@@ -20,17 +21,22 @@ from langgraph.config import get_stream_writer
 from langgraph.types import Overwrite
 from pydantic import BaseModel, Field
 
+from agents.executor_search import query_argument
 from graph.dag import Plan, ready_tasks
-from graph.resources import current_resources
+from graph.resources import Resources, current_resources
 from graph.state import Route, SearchState
 from models.config import Budgets
 from models.structured import message_text, structured_call
 from prompts import render
+from tools.hub import ToolSpec
 
 log = logging.getLogger(__name__)
 
 ROUTES: dict[str, Route] = {"simple": "writer_only", "moderate": "executor", "complex": "planner"}
 HISTORY_TURNS = 6
+MAX_DOCUMENTS_LINE = 300
+PROBE_K = 3
+PROBE_TIMEOUT_S = 5.0
 COMPLEX_HINTS = re.compile(
     r"\b(by how many|how many (years|more|times)|compare|compared|versus|vs\.?|difference|older|elder|"
     r"younger|both|which (is|was) (older|larger|bigger|earlier|taller|longer))\b",
@@ -56,11 +62,20 @@ class AssessmentReply(BaseModel):
     strategy: Literal["direct", "parallel", "serial"] = "direct"
 
 
+class DocumentProbe(BaseModel):
+    """A quick search of the local documents with the question itself."""
+
+    tool: str
+    similarity: float
+    title: str = ""
+
+
 class Assessment(AssessmentReply):
     """The Master's reading of a query, as recorded in the state."""
 
     fallback: bool = False
     escalated: str | None = None
+    probe: DocumentProbe | None = None
 
 
 LEVELS = ("simple", "moderate", "complex")
@@ -121,6 +136,60 @@ def format_history(messages: list[AnyMessage], turns: int = HISTORY_TURNS) -> st
     return "\n".join(lines) or "(none)"
 
 
+def searchable_documents(specs: Iterable[ToolSpec]) -> str:
+    """The search tools of this run and what they hold (first line of each description)."""
+    lines = [
+        f"- {spec.name}: {spec.description.split(chr(10))[0][:MAX_DOCUMENTS_LINE]}"
+        for spec in specs
+        if query_argument(spec)
+    ]
+    return "\n".join(lines) or "(none)"
+
+
+async def probe_documents(resources: Resources, query: str) -> DocumentProbe | None:
+    """Search the local documents with the question; the best match, if any search tool reports
+    similarities (``docsearch`` does: the MiniLM cosine of each passage to the query)."""
+    best: DocumentProbe | None = None
+    for spec in resources.tools.specs.values():
+        argument = query_argument(spec)
+        if argument is None:
+            continue
+        args: dict[str, Any] = {argument: query}
+        if "k" in spec.parameters.get("properties", {}):
+            args["k"] = PROBE_K
+        outcome = await resources.tools.call(spec.name, args, timeout_s=PROBE_TIMEOUT_S)
+        results = (outcome.structured or {}).get("results") if outcome.ok else None
+        for item in results if isinstance(results, list) else []:
+            similarity = item.get("similarity") if isinstance(item, dict) else None
+            if isinstance(similarity, int | float) and (best is None or similarity > best.similarity):
+                best = DocumentProbe(tool=spec.name, similarity=similarity, title=str(item.get("title", "")))
+    return best
+
+
+async def ground_in_documents(resources: Resources, assessment: Assessment, query: str) -> Assessment:
+    """Send a question the model would answer from memory to the local documents when they cover it.
+
+    The 1.5B master labels "How do I pretty-print JSON in Python?" simple (no tools) even when the
+    Python documentation is indexed and the prompt says to search it. A probe search with the
+    question decides instead: a passage at least ``document_probe_similarity`` similar (MiniLM
+    cosine; on-topic questions score 0.5-0.75 on the stdlib docs, unrelated ones below 0.4) makes
+    the query moderate, to be searched.
+    """
+    threshold = resources.settings.document_probe_similarity
+    if route_for(assessment) != "writer_only" or threshold >= 1:
+        return assessment
+    probe = await probe_documents(resources, assessment.resolved_query or query)
+    if probe is None:
+        return assessment
+    assessment.probe = probe
+    if probe.similarity >= threshold:
+        assessment.complexity = "moderate"
+        assessment.needs_external_info = True
+        assessment.escalated = "documents"
+        log.info("the local documents cover %r (%s: %.2f)", query, probe.title, probe.similarity)
+    return assessment
+
+
 def route_for(assessment: Assessment) -> Route:
     """The team configuration for an assessment; a "simple" query that needs outside facts is moderate."""
     if assessment.complexity == "simple" and assessment.needs_external_info:
@@ -136,7 +205,8 @@ async def assess(state: SearchState) -> dict[str, Any]:
         raise ValueError("the query is empty")
     today = resources.now().strftime("%A, %Y-%m-%d %H:%M %Z").strip()
     history = format_history(state.get("messages", []))
-    prompt = render("master_assess", today=today, history=history, query=query)
+    documents = searchable_documents(resources.tools.specs.values())
+    prompt = render("master_assess", today=today, history=history, query=query, documents=documents)
     result = await structured_call(
         resources.model("master"),
         [HumanMessage(content=prompt)],
@@ -148,6 +218,7 @@ async def assess(state: SearchState) -> dict[str, Any]:
     assessment = result.value
     if not assessment.resolved_query.strip():
         assessment.resolved_query = query
+    assessment = await ground_in_documents(resources, assessment, query)
     route = route_for(assessment)
     get_stream_writer()({"event": "route", "route": route, "assessment": assessment.model_dump()})
     return {

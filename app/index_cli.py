@@ -108,6 +108,10 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
 
         rerank_chat = chat_from_environment()
     subqueries = retrieval.load_subqueries(args.subqueries) if args.subqueries else None
+    generation = None
+    if args.executor_subqueries:
+        generation = _executor_subqueries(args)
+        subqueries = {**(subqueries or {}), **generation.pop("queries")}
     result = retrieval.run(
         args.data,
         args.corpus,
@@ -118,9 +122,9 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
         subqueries=subqueries,
         show_progress=not args.quiet,
     )
-    command = (
-        "aisearch eval retrieval " + shlex.join(args.raw_argv) if getattr(args, "raw_argv", None) else ""
-    )
+    if generation is not None:
+        result["subqueries"] = generation
+    command = _eval_command(args)
     if not args.no_write:
         json_path, md_path = retrieval.write_results(result, args.out or retrieval.RESULTS_DIR, command)
         result["written"] = [str(json_path), str(md_path)]
@@ -133,6 +137,39 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _executor_subqueries(args: argparse.Namespace) -> dict[str, Any]:
+    """Generate (or reuse) the executor model's sub-queries for the questions of this run."""
+    import asyncio
+    import re
+    from pathlib import Path
+
+    from evals import retrieval
+    from evals.subqueries import executor_subqueries
+    from models.config import load_settings
+    from models.factory import build_chat_model
+
+    settings = load_settings()
+    role = settings.role("executor")
+    if role.is_local:
+        from models.local_server import ensure_server
+
+        ensure_server(settings)
+    questions = retrieval.load_questions(args.data, args.n)
+    index_dir = Path(args.index_dir) if args.index_dir else retrieval.default_eval_index_dir()
+    cache = index_dir / f"subqueries-{re.sub(r'[^A-Za-z0-9._-]+', '_', role.model)}.jsonl"
+    generation = asyncio.run(
+        executor_subqueries(
+            questions,
+            build_chat_model("executor", settings),
+            role.model,
+            cache,
+            constrain=role.constrain_json,
+            show_progress=not args.quiet,
+        )
+    )
+    return {**generation, "model": role.model, "cache": str(cache)}
+
+
 def _eval_command(args: argparse.Namespace) -> str:
     """The command line that reproduces this evaluation."""
     words = ["aisearch", "eval", "retrieval", "--data", args.data, "--corpus", args.corpus]
@@ -142,6 +179,7 @@ def _eval_command(args: argparse.Namespace) -> str:
         words += ["--collection", args.collection]
     words += ["--rerank"] if args.rerank else []
     words += ["--subqueries", args.subqueries] if args.subqueries else []
+    words += ["--executor-subqueries"] if args.executor_subqueries else []
     return shlex.join(words)
 
 
@@ -192,6 +230,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     retrieval.add_argument("--json", action="store_true", help="print one JSON object")
     retrieval.add_argument("--rerank", action="store_true", help="add hybrid + LLM listwise rerank (slow)")
     retrieval.add_argument("--subqueries", help='JSONL {"id", "queries": [...]}: add hybrid over sub-queries')
+    retrieval.add_argument(
+        "--executor-subqueries",
+        action="store_true",
+        help="add hybrid over the executor model's sub-queries (its search loop's first round; cached)",
+    )
     retrieval.add_argument(
         "--collection", default="hotpotqa", help="collection for the corpus (default hotpotqa)"
     )

@@ -42,10 +42,21 @@ RESULTS = Path(__file__).resolve().parent / "results"
 TODAY = "Sunday, 2026-11-22 09:00 UTC"
 HAN_WU = "Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?"
 TOOLS = [
-    {"name": "python.calculate", "description": "Evaluate an arithmetic expression exactly.",
-     "args": {"expression": "string"}},
-    {"name": "python.run_python", "description": "Run short Python code in a sandbox.", "args": {"code": "string"}},
-    {"name": "clock.now", "description": "Current date and time in a timezone.", "args": {"timezone": "string"}},
+    {
+        "name": "python.calculate",
+        "description": "Evaluate an arithmetic expression exactly.",
+        "args": {"expression": "string"},
+    },
+    {
+        "name": "python.run_python",
+        "description": "Run short Python code in a sandbox.",
+        "args": {"code": "string"},
+    },
+    {
+        "name": "clock.now",
+        "description": "Current date and time in a timezone.",
+        "args": {"timezone": "string"},
+    },
 ]
 EXECUTOR_ITEMS = [
     ("What is 17 * 23 + 4?", TOOLS[0], lambda a: _evaluates_to(a.get("expression"), 395)),
@@ -86,13 +97,22 @@ def summarise(samples: list[dict[str, float]]) -> dict[str, float]:
     keys = samples[0].keys()
     summary = {f"{key}_median": round(statistics.median(s[key] for s in samples), 3) for key in keys}
     latencies = [s["latency_s"] for s in samples]
-    summary |= {"p50_s": round(percentile(latencies, 0.5), 3), "p80_s": round(percentile(latencies, 0.8), 3),
-                "n": len(samples)}
+    summary |= {
+        "p50_s": round(percentile(latencies, 0.5), 3),
+        "p80_s": round(percentile(latencies, 0.8), 3),
+        "n": len(samples),
+    }
     return summary
 
 
-async def timed_call(client: AsyncOpenAI, model: str, prompt: str, schema: type | None, max_tokens: int,
-                     extra_schema: dict[str, Any] | None = None) -> tuple[dict[str, float], str]:
+async def timed_call(
+    client: AsyncOpenAI,
+    model: str,
+    prompt: str,
+    schema: type | None,
+    max_tokens: int,
+    extra_schema: dict[str, Any] | None = None,
+) -> tuple[dict[str, float], str]:
     """One streamed chat call: time to first token, tokens/s, latency; returns the text too."""
     body: dict[str, Any] = {}
     if schema is not None or extra_schema is not None:
@@ -102,14 +122,17 @@ async def timed_call(client: AsyncOpenAI, model: str, prompt: str, schema: type 
     # the first token of a fresh prompt costs its whole prefill: time a one-token call, then stream the
     # rest of the answer from the (now cached) prompt
     cold = time.perf_counter()
-    usage = await client.chat.completions.create(model=model, messages=messages, max_tokens=1, extra_body=body)
+    usage = await client.chat.completions.create(
+        model=model, messages=messages, max_tokens=1, extra_body=body
+    )
     ttft = time.perf_counter() - cold
     prompt_tokens = usage.usage.prompt_tokens if usage.usage else 0
     start = time.perf_counter()
     first = None
     chunks: list[str] = []
-    stream = await client.chat.completions.create(model=model, messages=messages, max_tokens=max_tokens,
-                                                  temperature=0, stream=True, extra_body=body)
+    stream = await client.chat.completions.create(
+        model=model, messages=messages, max_tokens=max_tokens, temperature=0, stream=True, extra_body=body
+    )
     async for chunk in stream:
         delta = chunk.choices[0].delta.content if chunk.choices else None
         if delta:
@@ -131,27 +154,73 @@ async def timed_call(client: AsyncOpenAI, model: str, prompt: str, schema: type 
 def role_prompts() -> dict[Role, tuple[str, type | None, int]]:
     """The typical call of each role: prompt, output schema, token limit."""
     return {
-        "master": (render("master_assess", today=TODAY, history="(none)", query=HAN_WU), Assessment, 160),
-        "planner": (render("planner_plan", today=TODAY, max_tasks=8, strategy="parallel",
-                           tools=describe_tools(TOOLS), context="", query=HAN_WU), PlanSketch, 400),
-        "executor": (render("executor_args", today=TODAY, goal="What is 17 * 23 + 4?", inputs="",
-                            tool="python.calculate", description=TOOLS[0]["description"],
-                            schema=json.dumps(TOOLS[0]["args"]), previous=""), None, 40),
-        "writer": (render("writer_answer", today=TODAY, missing="", query=HAN_WU, sources=(
-            "[1] (model knowledge) Birth year of Emperor Wu of Han: 156 BC\n"
-            "[2] (model knowledge) Birth year of Julius Caesar: 100 BC\n"
-            "[3] python.calculate({\"expression\": \"156 - 100\"}): 56")), None, 200),
+        "master": (
+            render("master_assess", today=TODAY, history="(none)", query=HAN_WU, documents="(none)"),
+            Assessment,
+            160,
+        ),
+        "planner": (
+            render(
+                "planner_plan",
+                today=TODAY,
+                max_tasks=8,
+                strategy="parallel",
+                tools=describe_tools(TOOLS),
+                context="",
+                query=HAN_WU,
+            ),
+            PlanSketch,
+            400,
+        ),
+        "executor": (
+            render(
+                "executor_args",
+                today=TODAY,
+                goal="What is 17 * 23 + 4?",
+                inputs="",
+                tool="python.calculate",
+                description=TOOLS[0]["description"],
+                schema=json.dumps(TOOLS[0]["args"]),
+                previous="",
+            ),
+            None,
+            40,
+        ),
+        "writer": (
+            render(
+                "writer_answer",
+                today=TODAY,
+                missing="",
+                query=HAN_WU,
+                sources=(
+                    "[1] (model knowledge) Birth year of Emperor Wu of Han: 156 BC\n"
+                    "[2] (model knowledge) Birth year of Julius Caesar: 100 BC\n"
+                    '[3] python.calculate({"expression": "156 - 100"}): 56'
+                ),
+            ),
+            None,
+            200,
+        ),
     }
 
 
 def executor_schema(tool: dict[str, Any], with_thought: bool) -> dict[str, Any]:
     """The JSON schema of an executor step, optionally with a ``thought`` field written first."""
-    args = {"type": "object", "properties": {k: {"type": v} for k, v in tool["args"].items()},
-            "required": list(tool["args"])}
+    args = {
+        "type": "object",
+        "properties": {k: {"type": v} for k, v in tool["args"].items()},
+        "required": list(tool["args"]),
+    }
     if not with_thought:
         return {"type": "json_object", "schema": args}
-    return {"type": "json_object", "schema": {"type": "object", "properties": {
-        "thought": {"type": "string"}, "arguments": args}, "required": ["thought", "arguments"]}}
+    return {
+        "type": "json_object",
+        "schema": {
+            "type": "object",
+            "properties": {"thought": {"type": "string"}, "arguments": args},
+            "required": ["thought", "arguments"],
+        },
+    }
 
 
 async def executor_thought_comparison(client: AsyncOpenAI, model: str) -> dict[str, Any]:
@@ -160,12 +229,21 @@ async def executor_thought_comparison(client: AsyncOpenAI, model: str) -> dict[s
     for with_thought in (False, True):
         samples, correct = [], 0
         for goal, tool, check in EXECUTOR_ITEMS:
-            prompt = render("executor_args", today=TODAY, goal=goal, inputs="", tool=tool["name"],
-                            description=tool["description"], schema=json.dumps(tool["args"]), previous="")
+            prompt = render(
+                "executor_args",
+                today=TODAY,
+                goal=goal,
+                inputs="",
+                tool=tool["name"],
+                description=tool["description"],
+                schema=json.dumps(tool["args"]),
+                previous="",
+            )
             if with_thought:
-                prompt += "\nFirst think step by step in \"thought\", then give \"arguments\"."
-            sample, text = await timed_call(client, model, prompt, None, 160 if with_thought else 40,
-                                            executor_schema(tool, with_thought))
+                prompt += '\nFirst think step by step in "thought", then give "arguments".'
+            sample, text = await timed_call(
+                client, model, prompt, None, 160 if with_thought else 40, executor_schema(tool, with_thought)
+            )
             samples.append(sample)
             try:
                 value = extract_json(text)
@@ -174,7 +252,9 @@ async def executor_thought_comparison(client: AsyncOpenAI, model: str) -> dict[s
             except Exception:  # unparseable output scores 0
                 pass
         report["with_thought" if with_thought else "without_thought"] = {
-            **summarise(samples), "accuracy": round(correct / len(EXECUTOR_ITEMS), 3)}
+            **summarise(samples),
+            "accuracy": round(correct / len(EXECUTOR_ITEMS), 3),
+        }
     return report
 
 
@@ -189,19 +269,36 @@ async def end_to_end(settings: Settings) -> list[dict[str, Any]]:
             start = time.perf_counter()
             first_token = None
             with use_resources(resources):
-                async for mode, chunk in graph.astream({"query": query}, config, stream_mode=["messages", "custom"]):
-                    if mode == "messages" and chunk[1].get("langgraph_node") == "writer" and first_token is None:
+                async for mode, chunk in graph.astream(
+                    {"query": query}, config, stream_mode=["messages", "custom"]
+                ):
+                    if (
+                        mode == "messages"
+                        and chunk[1].get("langgraph_node") == "writer"
+                        and first_token is None
+                    ):
                         first_token = time.perf_counter() - start
             state = (await graph.aget_state(config)).values
             results = state.get("results", {}).values()
-            rows.append({
-                "query": query, "expected_route": expected, "route": state.get("route"),
-                "seconds": round(time.perf_counter() - start, 2),
-                "time_to_first_answer_token_s": round(first_token, 2) if first_token else None,
-                "tasks": [{"id": r["task_id"], "tool": r["tool"], "status": r["status"],
-                           "seconds": round(r["finished_at"] - r["started_at"], 2)} for r in results],
-                "answer": (state.get("answer") or {}).get("text", ""),
-            })
+            rows.append(
+                {
+                    "query": query,
+                    "expected_route": expected,
+                    "route": state.get("route"),
+                    "seconds": round(time.perf_counter() - start, 2),
+                    "time_to_first_answer_token_s": round(first_token, 2) if first_token else None,
+                    "tasks": [
+                        {
+                            "id": r["task_id"],
+                            "tool": r["tool"],
+                            "status": r["status"],
+                            "seconds": round(r["finished_at"] - r["started_at"], 2),
+                        }
+                        for r in results
+                    ],
+                    "answer": (state.get("answer") or {}).get("text", ""),
+                }
+            )
     return rows
 
 
@@ -234,23 +331,34 @@ async def run(repeat: int, routes: bool) -> dict[str, Any]:
 
 def markdown(report: dict[str, Any]) -> str:
     """The report as Markdown tables."""
-    lines = [f"# Local model benchmark ({report['date']}, {report['machine']}, n_threads={report['threads']})", "",
-             f"Server start to healthy (both models loaded): {report['server_load_s']} s", "",
-             "| role | model | prompt tok | TTFT s | prompt tok/s | gen tok/s | P50 s | P80 s |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Local model benchmark ({report['date']}, {report['machine']}, n_threads={report['threads']})",
+        "",
+        f"Server start to healthy (both models loaded): {report['server_load_s']} s",
+        "",
+        "| role | model | prompt tok | TTFT s | prompt tok/s | gen tok/s | P50 s | P80 s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for role, r in report["roles"].items():
-        lines.append(f"| {role} | {r['model']} | {r['prompt_tokens_median']:.0f} | {r['ttft_s_median']:.2f} | "
-                     f"{r['prompt_tok_per_s_median']:.0f} | {r['gen_tok_per_s_median']:.1f} | {r['p50_s']:.2f} | "
-                     f"{r['p80_s']:.2f} |")
+        lines.append(
+            f"| {role} | {r['model']} | {r['prompt_tokens_median']:.0f} | {r['ttft_s_median']:.2f} | "
+            f"{r['prompt_tok_per_s_median']:.0f} | {r['gen_tok_per_s_median']:.1f} | {r['p50_s']:.2f} | "
+            f"{r['p80_s']:.2f} |"
+        )
     lines += ["", "| executor step | accuracy | P50 s | P80 s | generated tok |", "|---|---|---|---|---|"]
     for name, r in report["executor_thought"].items():
-        lines.append(f"| {name.replace('_', ' ')} | {r['accuracy']:.2f} | {r['p50_s']:.2f} | {r['p80_s']:.2f} | "
-                     f"{r['generated_tokens_median']:.0f} |")
+        lines.append(
+            f"| {name.replace('_', ' ')} | {r['accuracy']:.2f} | {r['p50_s']:.2f} | {r['p80_s']:.2f} | "
+            f"{r['generated_tokens_median']:.0f} |"
+        )
     if report.get("routes"):
         lines += ["", "| query | route | seconds | first answer token s | tasks |", "|---|---|---|---|---|"]
         for row in report["routes"]:
             tasks = ", ".join(f"{t['id']}:{t['tool'] or 'model'}:{t['status']}" for t in row["tasks"]) or "-"
-            lines.append(f"| {row['query']} | {row['route']} | {row['seconds']} | "
-                         f"{row['time_to_first_answer_token_s']} | {tasks} |")
+            lines.append(
+                f"| {row['query']} | {row['route']} | {row['seconds']} | "
+                f"{row['time_to_first_answer_token_s']} | {tasks} |"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -23,6 +23,12 @@ async def select_tools(state: SearchState) -> dict[str, Any]:
         resources.settings.tool_candidates,
     )
     candidates = [{**spec.brief(), "score": round(score, 3)} for spec, score in ranked]
+    probed = (
+        (assessment.get("probe") or {}).get("tool") if assessment.get("escalated") == "documents" else None
+    )
+    if probed in resources.tools.specs:  # the documents the Master found on topic are searched first
+        rest = [c for c in candidates if c["name"] != probed]
+        candidates = [{**resources.tools.specs[probed].brief(), "score": None}, *rest][: len(candidates) or 1]
     get_stream_writer()({"event": "tools", "candidates": [c["name"] for c in candidates]})
     update: dict[str, Any] = {"candidate_tools": candidates}
     if state.get("route") == "executor":

@@ -84,6 +84,7 @@ class Budgets(BaseModel):
     max_tool_calls: int = Field(default=12, ge=0)
     max_tasks: int = Field(default=8, ge=1)
     max_executor_rounds: int = Field(default=2, ge=1)
+    search_k: int = Field(default=4, ge=1, le=20)
     max_parallel: int = Field(default=4, ge=1)
     tool_timeout_s: float = Field(default=30.0, gt=0)
     wall_clock_s: float = Field(default=900.0, gt=0)
@@ -131,6 +132,9 @@ class Settings(BaseModel):
     db_path: Path = Path("~/.local/share/aisearch/threads.sqlite").expanduser()
     mcp_config: Path | None = None
     tool_candidates: int = Field(default=5, ge=1)
+    # the Master searches the local documents before answering from memory when a quick probe finds
+    # a passage at least this similar to the question (MiniLM cosine; 0 < x <= 1; 1 turns it off)
+    document_probe_similarity: float = Field(default=0.45, gt=0, le=1)
 
     def role(self, role: Role) -> RoleSettings:
         """Return the settings of one role."""
@@ -206,8 +210,9 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
     mcp = env.get("AISEARCH_MCP_CONFIG") or paths.get("mcp_config")
     if mcp:
         values["mcp_config"] = Path(mcp).expanduser()
-    if "tool_candidates" in data:
-        values["tool_candidates"] = data["tool_candidates"]
+    for key in ("tool_candidates", "document_probe_similarity"):
+        if key in data:
+            values[key] = data[key]
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:

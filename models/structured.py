@@ -140,7 +140,9 @@ async def structured_call(
         StructuredOutputError: When both attempts fail and there is no fallback.
     """
     # extra_body goes to the endpoint untouched (langchain-openai rewrites a top-level response_format)
-    runnable = model.bind(extra_body={"response_format": schema_response_format(schema)}) if constrain else model
+    runnable = (
+        model.bind(extra_body={"response_format": schema_response_format(schema)}) if constrain else model
+    )
     history = list(messages)
     errors: list[str] = []
     raw = ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import AsyncIterator
@@ -18,6 +19,8 @@ from graph.resources import Resources, use_resources
 from models.config import ROLES, Budgets, RoleSettings, Settings
 from tests.support.fakes import ScriptedChatModel
 from tools.hub import ToolHub
+from tools.index.ingest import index_paths
+from tools.index.store import IndexStore
 from tools.registry import bundled_connections
 
 REPO = Path(__file__).resolve().parent.parent
@@ -120,3 +123,27 @@ async def trajectory(graph: Any, config: dict[str, Any], last_turn_only: bool = 
     if last_turn_only and "|" in flat:
         flat = flat[len(flat) - flat[::-1].index("|") :]
     return [name for name in flat if name != "|"]
+
+
+@pytest.fixture(scope="session")
+def fixture_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture corpus indexed into a temporary index (collection 'docs')."""
+    root = tmp_path_factory.mktemp("search-loop")
+    shutil.copytree(REPO / "tests" / "fixtures" / "docs", root / "docs")
+    index_paths([root / "docs"], "docs", store=IndexStore(root / "index"))
+    return root / "index"
+
+
+@pytest.fixture
+async def docs_hub(fixture_index: Path) -> AsyncIterator[ToolHub]:
+    """The bundled servers plus docsearch over the fixture index, all real stdio subprocesses."""
+    connections = server_connections(with_facts=False)
+    connections["docsearch"] = {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": ["-m", "tools.servers.docsearch_server", "--no-default-build"],
+        "cwd": str(REPO),
+        "env": {**os.environ, "AISEARCH_INDEX_DIR": str(fixture_index)},
+    }
+    async with ToolHub.open(connections) as opened:
+        yield opened

@@ -60,6 +60,9 @@ async def test_search_read_and_errors_over_stdio(index_dir: Path) -> None:
         assert set(tools) == {"search", "read"}
         assert "Example questions" in tools["search"].description
         assert "pretty-print JSON" in tools["search"].description
+        first_line = tools["search"].description.splitlines()[0]
+        assert "docs: 6 files under docs, 12 passages" in first_line, "collections are named"
+        assert "empty: no documents yet, 0 passages" in first_line
         assert set(tools["search"].args) == {"query", "k", "collection"}
         assert set(tools["read"].args) == {"passage_id", "collection"}
 

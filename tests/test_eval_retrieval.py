@@ -141,3 +141,24 @@ def test_register_shares_an_existing_eval_command() -> None:
     assert parser.parse_args(["eval", "qa"]).func(None) == 7
     args = parser.parse_args(["eval", "retrieval", "--data", "d", "--corpus", "c"])
     assert args.n is None and args.collection == "hotpotqa" and callable(args.func)
+
+
+async def test_executor_subqueries_are_generated_once_per_model_and_cached(tmp_path: Path) -> None:
+    from evals.subqueries import executor_subqueries
+    from tests.support.fakes import EXEC_SUBQUERIES, ScriptedChatModel
+
+    model = ScriptedChatModel().on(
+        lambda p: EXEC_SUBQUERIES in p and "Kestrel" in p, {"queries": ["Kestrel Bridge", "River Ome length"]}
+    )
+    model.on(EXEC_SUBQUERIES, lambda p: {"queries": [p.split("Task: ")[1].splitlines()[0]]})
+    cache = tmp_path / "subqueries.jsonl"
+
+    first = await executor_subqueries(QUESTIONS[:2], model, "m1", cache)
+    assert first["generated"] == 2 and first["queries"]["q2"] == ["Kestrel Bridge", "River Ome length"]
+    assert first["queries"]["q1"] == [QUESTIONS[0]["question"]]
+
+    again = await executor_subqueries(QUESTIONS, model, "m1", cache)
+    assert again["generated"] == 1 and len(model.calls) == 3, "cached questions are not asked again"
+    other = await executor_subqueries(QUESTIONS[:1], model, "m2", cache)
+    assert other["generated"] == 1, "another model writes its own sub-queries"
+    assert [json.loads(line)["model"] for line in cache.read_text().splitlines()] == ["m1", "m1", "m1", "m2"]

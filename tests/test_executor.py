@@ -59,22 +59,3 @@ async def test_every_role_prompt_carries_the_current_date(hub: ToolHub) -> None:
     for role in ("master", "planner", "executor", "writer"):
         assert "2026-11-22" in team[role].calls[0].prompt, role
 
-
-async def test_search_passages_become_document_evidence_that_the_writer_cites_by_id(team: Team, hub: ToolHub) -> None:
-    query = "When was Emperor Wu of Han born?"
-    team["master"].on(MASTER, assessment("moderate", resolved=query, intent="search passages"))
-    team["executor"].on(EXEC_ARGS, {"query": "Emperor Wu of Han born", "k": 2})
-    team["executor"].on(EXEC_JUDGE, {"sufficient": True, "result": "156 BC"})
-    team["writer"].on(WRITER, "Emperor Wu of Han was born in 156 BC [1].")
-    settings = make_settings()
-    settings.tool_candidates = 1
-
-    state, _, _ = await run(team.resources(hub, settings), query)
-
-    (result,) = state["results"].values()
-    assert result["tool"] == "facts.search"
-    assert result["evidence_ids"] == ["p-wu-1", "p-caesar-1"]  # ranked passages, ids kept
-    evidence = state["evidence"]["p-wu-1"]
-    assert evidence["kind"] == "document" and evidence["source"] == "archive/wu.md"
-    (citation,) = state["answer"]["citations"]
-    assert citation["evidence_id"] == "p-wu-1" and citation["kind"] == "document"

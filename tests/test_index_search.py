@@ -149,3 +149,12 @@ def test_searcher_sees_a_reindex(tmp_path: Path) -> None:
     (folder / "b.md").write_text("# Fleece washing\n\nWash fleece in hot water.")
     index_paths([folder], "notes", store=store)
     assert set(_titles(searcher, searcher.rank("fleece", 5, "hybrid"))) == {"Alpacas", "Fleece washing"}
+
+
+def test_collections_are_described_by_what_they_hold() -> None:
+    from tools.index.describe import STDLIB, describe_sources
+
+    assert describe_sources(["pydoc:topics/with", "pydoc:modules/json"]) == STDLIB
+    assert describe_sources(["/home/u/notes/a.md", "/home/u/notes/sub/b.md"]) == "2 files under notes"
+    assert describe_sources(["pydoc:topics/with", "/tmp/x/readme.md"]) == f"{STDLIB} and the file readme.md"
+    assert describe_sources([]) == "no documents yet"

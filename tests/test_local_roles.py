@@ -63,7 +63,7 @@ async def hub() -> AsyncIterator[ToolHub]:
     ],
 )
 async def test_master_returns_a_valid_assessment_and_routes_the_paper_examples(settings, query, route) -> None:
-    prompt = render("master_assess", today=TODAY, history="(none)", query=query)
+    prompt = render("master_assess", today=TODAY, history="(none)", query=query, documents="(none)")
     result = await structured_call(build_chat_model("master", settings), [HumanMessage(prompt)], AssessmentReply,
                                    constrain=True, repair=False)
     assert route_for(calibrate(result.value, query)) == route

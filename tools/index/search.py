@@ -22,10 +22,12 @@ POOL = 100  # candidates taken from each ranker before fusion
 
 @dataclass
 class Hit:
-    """One ranked passage id and its score under the ranker that produced it."""
+    """One ranked passage id, its score under the ranker that produced it, and (when the dense
+    ranker saw it) the cosine similarity of its embedding to the query's."""
 
     id: str
     score: float
+    similarity: float | None = None
 
 
 class Searcher:
@@ -84,8 +86,9 @@ class Searcher:
 
     def hybrid(self, query: str, n: int) -> list[Hit]:
         """Top ``n`` by reciprocal rank fusion of the BM25 and dense top ``pool``."""
-        lists = [[h.id for h in self.bm25(query, self.pool)], [h.id for h in self.dense(query, self.pool)]]
-        return [Hit(pid, score) for pid, score in reciprocal_rank_fusion(lists, RRF_K)[:n]]
+        dense = {h.id: h.score for h in self.dense(query, self.pool)}
+        lists = [[h.id for h in self.bm25(query, self.pool)], list(dense)]
+        return [Hit(pid, score, dense.get(pid)) for pid, score in reciprocal_rank_fusion(lists, RRF_K)[:n]]
 
     def fused(self, queries: Sequence[str], n: int) -> list[Hit]:
         """Hybrid over several queries (a question and its sub-queries), fused again with RRF."""

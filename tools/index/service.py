@@ -220,7 +220,9 @@ class DocSearch:
 
         Returns:
             ``{"query", "collection", "results": [{"id", "title", "snippet", "source", "score"}]}``,
-            with at most 20 results and snippets of at most about 600 characters.
+            with at most 20 results and snippets of at most about 600 characters. A result the
+            dense ranker saw also carries ``similarity``: the cosine of its MiniLM embedding to
+            the query's (about 0.5 and above: on topic; below 0.3: unrelated).
         """
         query = " ".join(str(query or "").split())[:MAX_QUERY_CHARS]
         if not query:
@@ -241,6 +243,8 @@ class DocSearch:
                 "source": passage.get("source", ""),
                 "score": round(hit.score, 5),
             }
+            if hit.similarity is not None:
+                item["similarity"] = round(hit.similarity, 3)
             section = passage.get("section", "")
             if section and section != item["title"]:
                 item["section"] = section

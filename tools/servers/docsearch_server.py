@@ -19,6 +19,7 @@ The server answers at once: the embedding model loads in a background thread rig
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 from typing import Any
@@ -128,6 +129,25 @@ async def read(passage_id: str, collection: str = DEFAULT_COLLECTION) -> dict[st
     return await anyio.to_thread.run_sync(service().read, passage_id, collection)
 
 
+def describe_search_tool(docsearch: DocSearch, building_default: bool = False) -> str:
+    """Re-register ``search`` with a first line naming the collections and what they hold, so the
+    Master and the tool retriever know what it can answer (the rest of the docstring follows)."""
+    from tools.index.describe import STDLIB, describe_collections
+
+    lines = describe_collections(docsearch.store)
+    if building_default and not any(line.startswith(f"{docsearch.default_collection}:") for line in lines):
+        lines.append(f"{docsearch.default_collection}: {STDLIB} (being built)")
+    first, _, rest = (search.__doc__ or "").partition("\n")
+    if lines:
+        first = (
+            f"Search local documents ({'; '.join(lines)}) for passages with an id, title, source and snippet."
+        )
+    description = first + "\n" + inspect.cleandoc(rest)
+    mcp.remove_tool("search")
+    mcp.add_tool(search, description=description)
+    return description
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the "docsearch" MCP server over stdio (default) or streamable HTTP.
 
@@ -152,10 +172,12 @@ def main(argv: list[str] | None = None) -> None:
     docsearch = configure(
         args.index_dir, build_default=False if args.no_default_build else None, rerank=args.rerank or None
     )
-    if docsearch.start_default_build():
+    building = docsearch.start_default_build()
+    if building:
         logger.warning("building the default collection %r in the background", docsearch.default_collection)
     elif not args.no_warmup and _truthy(os.environ.get(WARMUP_ENV, "1")):
         docsearch.start_warm_up()
+    describe_search_tool(docsearch, building)
     serve(mcp, args)
 
 

@@ -1,0 +1,298 @@
+"""The Executor's search loop: sub-queries, rounds, a sufficiency check after each, refinement.
+
+Seed 001 §2 and §4: for a task bound to a search tool the executor does not make one call and
+hope. Each round it
+
+1. writes 1-3 sub-queries for what is still missing (the planner's own query, when the plan gave
+   one, is the first round's query);
+2. runs them against the search tool (in parallel, within the run's tool-call budget);
+3. keeps every new passage as evidence under the id the search server gave it;
+4. reads the passages in view and judges whether they answer the task: the answer, which
+   passages support it, and, when they do not, refined queries for the next round.
+
+It stops when the passages suffice, when the rounds, the tool calls or the wall clock run out, or
+when there is nothing new to ask. It returns the passages it relied on, so the Writer cites them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel, BeforeValidator, Field
+
+from agents.evidence import search_evidence
+from graph.dag import REF_PATTERN, Task
+from graph.resources import Resources
+from graph.state import Evidence, TaskPayload
+from models.structured import structured_call
+from prompts import render
+from tools.hub import ToolOutcome, ToolSpec
+
+log = logging.getLogger(__name__)
+
+MAX_SUBQUERIES = 3
+MAX_PASSAGES_IN_VIEW = 8
+PASSAGE_CHARS_IN_VIEW = 450
+FALLBACK_SOURCES = 3
+QUERY_ARGS = ("query", "q", "search_query", "keywords")
+
+
+def normalize_query(query: str) -> str:
+    """A query's identity: lower case, single spaces."""
+    return " ".join(query.lower().split())
+
+
+def _first_three(value: Any) -> Any:
+    """Keep the first three distinct non-empty queries (a model may write more, or repeat one)."""
+    if not isinstance(value, list):
+        return value
+    distinct: dict[str, str] = {}
+    for query in value:
+        if isinstance(query, str) and normalize_query(query):
+            distinct.setdefault(normalize_query(query), query.strip())
+    return list(distinct.values())[:MAX_SUBQUERIES]
+
+
+Queries = Annotated[list[str], BeforeValidator(_first_three), Field(max_length=MAX_SUBQUERIES)]
+
+
+class SubQueries(BaseModel):
+    """The executor's search queries for one round."""
+
+    queries: Annotated[Queries, Field(min_length=1)]
+
+
+class SearchVerdict(BaseModel):
+    """The executor's reading of the passages in view."""
+
+    answer: str
+    sources: list[int]
+    sufficient: bool
+    next_queries: Queries
+
+
+def query_argument(spec: ToolSpec) -> str | None:
+    """The name of a search tool's query argument, or None when ``spec`` is not a search tool.
+
+    A search tool takes a free-text query (``query``, ``q``, …) and its name says it searches,
+    like ``docsearch.search`` or ``web.web_search``.
+    """
+    if "search" not in spec.name.partition(".")[2].lower():
+        return None
+    properties = spec.parameters.get("properties", {})
+    for name in QUERY_ARGS:
+        if properties.get(name, {}).get("type", "string") == "string" and name in properties:
+            return name
+    return None
+
+
+@dataclass
+class SearchProgress:
+    """What the loop has gathered so far."""
+
+    passages: dict[str, Evidence] = field(default_factory=dict)
+    asked: list[str] = field(default_factory=list)
+    calls: list[ToolOutcome] = field(default_factory=list)
+    relied: list[str] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+
+    def new_queries(self, queries: list[str]) -> list[str]:
+        """``queries`` without repeats and without those already asked (ignoring case and spacing)."""
+        seen = {normalize_query(q) for q in self.asked}
+        fresh = []
+        for query in queries:
+            key = normalize_query(query)
+            if key and key not in seen:
+                seen.add(key)
+                fresh.append(query.strip())
+        return fresh
+
+    def relied_evidence(self) -> list[Evidence]:
+        """The passages the answer rests on; the top passages when the judge named none."""
+        ids = self.relied or list(self.passages)[:FALLBACK_SOURCES]
+        return [self.passages[pid] for pid in ids if pid in self.passages]
+
+
+def _interleave(outcomes: list[ToolOutcome], task: Task) -> list[Evidence]:
+    """Passages of several sub-query results, best ranks first (rank 1 of each, then rank 2, …)."""
+    lists = [search_evidence(task, outcome) for outcome in outcomes if outcome.ok]
+    merged: list[Evidence] = []
+    for rank in range(max((len(items) for items in lists), default=0)):
+        for items in lists:
+            if rank < len(items) and items[rank]["id"] not in {e["id"] for e in merged}:
+                merged.append(items[rank])
+    return merged
+
+
+def _fixed_args(task: Task, spec: ToolSpec, query_arg: str, k: int) -> dict[str, Any]:
+    """The plan's arguments other than the query (collection, filters…), with a default ``k``."""
+    args = {
+        key: value
+        for key, value in (task.args or {}).items()
+        if key != query_arg and not REF_PATTERN.search(json.dumps(value))
+    }
+    if "k" in spec.parameters.get("properties", {}) and "k" not in args:
+        args["k"] = k
+    return args
+
+
+def _plan_query(task: Task, query_arg: str) -> str | None:
+    value = (task.args or {}).get(query_arg)
+    if isinstance(value, str) and value.strip() and not REF_PATTERN.search(value):
+        return value.strip()
+    return None
+
+
+async def write_subqueries(
+    model: BaseChatModel,
+    goal: str,
+    *,
+    constrain: bool = False,
+    today: str = "",
+    inputs: str = "",
+    previous: str = "",
+) -> list[str]:
+    """1-3 search queries for ``goal`` from ``model`` (the goal itself if it gives none).
+
+    ``previous`` tells the model which queries were already asked and what they missed;
+    ``constrain`` asks the endpoint for schema-constrained JSON (llama.cpp grammars).
+    """
+    prompt = render("executor_subqueries", today=today, goal=goal, inputs=inputs, previous=previous)
+    result = await structured_call(
+        model,
+        [HumanMessage(content=prompt)],
+        SubQueries,
+        fallback=lambda errors: SubQueries(queries=[goal]),
+        constrain=constrain,
+    )
+    return result.value.queries
+
+
+def _view(progress: SearchProgress, fresh: list[Evidence]) -> list[Evidence]:
+    """The passages the judge reads: those it relied on before, then this round's new ones."""
+    kept = [progress.passages[pid] for pid in progress.relied if pid in progress.passages]
+    view = kept + [item for item in fresh if item not in kept]
+    return view[:MAX_PASSAGES_IN_VIEW]
+
+
+def _numbered(view: list[Evidence]) -> str:
+    lines = []
+    for n, item in enumerate(view, start=1):
+        text = " ".join(item["content"].split())[:PASSAGE_CHARS_IN_VIEW]
+        lines.append(f"[{n}] {item['title']}: {text}")
+    return "\n".join(lines)
+
+
+async def _judge(resources: Resources, task: Task, view: list[Evidence], inputs: str) -> SearchVerdict:
+    prompt = render("executor_search_judge", goal=task.goal, inputs=inputs, passages=_numbered(view))
+    top = view[0]["content"][:300] if view else ""
+    result = await structured_call(
+        resources.model("executor"),
+        [HumanMessage(content=prompt)],
+        SearchVerdict,
+        fallback=lambda errors: SearchVerdict(
+            answer=top, sources=[1] if view else [], sufficient=bool(view), next_queries=[]
+        ),
+        constrain=resources.settings.role("executor").constrain_json,
+    )
+    return result.value
+
+
+async def _search_round(
+    resources: Resources, qualified: str, queries: list[str], fixed: dict[str, Any], query_arg: str
+) -> list[ToolOutcome]:
+    timeout = resources.settings.budgets.tool_timeout_s
+    return list(
+        await asyncio.gather(
+            *(resources.tools.call(qualified, {**fixed, query_arg: q}, timeout_s=timeout) for q in queries)
+        )
+    )
+
+
+async def run_search_task(
+    resources: Resources, task: Task, spec: ToolSpec, query_arg: str, payload: TaskPayload, inputs: str
+) -> tuple[str, str, str | None, list[ToolOutcome], list[Evidence]]:
+    """Search in rounds until the passages answer the task or a budget runs out.
+
+    Returns:
+        status (ok | incomplete | failed), output (the answer found), error, the calls made, and
+        the evidence relied on (passages with their search-server ids).
+    """
+    budgets = resources.settings.budgets
+    calls_left = max(payload["tool_calls_left"], 0)
+    deadline = payload.get("deadline", float("inf"))
+    fixed = _fixed_args(task, spec, query_arg, budgets.search_k)
+    progress = SearchProgress()
+    planned = _plan_query(task, query_arg)
+    queries = [planned] if planned else None
+    for round_index in range(budgets.max_executor_rounds):
+        if progress.calls and time.time() >= deadline:
+            log.info("task %s: the run's time budget ran out after %d call(s)", task.id, len(progress.calls))
+            break
+        if queries is None:
+            queries = await write_subqueries(
+                resources.model("executor"),
+                task.goal,
+                constrain=resources.settings.role("executor").constrain_json,
+                today=payload["today"],
+                inputs=inputs,
+                previous=_asked(progress),
+            )
+        queries = progress.new_queries(queries)[: min(MAX_SUBQUERIES, calls_left - len(progress.calls))]
+        if not queries:
+            break
+        progress.asked += queries
+        outcomes = await _search_round(resources, spec.name, queries, fixed, query_arg)
+        progress.calls += outcomes
+        fresh = [item for item in _interleave(outcomes, task) if item["id"] not in progress.passages]
+        progress.passages.update((item["id"], item) for item in fresh)
+        if not fresh:
+            log.info("task %s round %d: nothing new for %s", task.id, round_index + 1, queries)
+            queries = None
+            continue
+        view = _view(progress, fresh)
+        verdict = await _judge(resources, task, view, inputs)
+        cited = [view[n - 1]["id"] for n in verdict.sources if 1 <= n <= len(view)]
+        progress.relied = list(dict.fromkeys(cited)) or progress.relied
+        if verdict.answer.strip():
+            progress.answers.append(verdict.answer.strip())
+        if verdict.sufficient and verdict.answer.strip():
+            return "ok", verdict.answer.strip(), None, progress.calls, progress.relied_evidence()
+        queries = verdict.next_queries or None
+    return _finish(task, progress)
+
+
+def _asked(progress: SearchProgress) -> str:
+    if not progress.asked:
+        return ""
+    found = "; ".join(item["title"] for item in list(progress.passages.values())[:6]) or "nothing"
+    return (
+        f"Already searched: {'; '.join(progress.asked)} (found: {found}). "
+        "Write different queries for what is still missing."
+    )
+
+
+def _finish(
+    task: Task, progress: SearchProgress
+) -> tuple[str, str, str | None, list[ToolOutcome], list[Evidence]]:
+    """The result when the budget ran out: incomplete with what was found, or failed with why."""
+    if progress.passages:
+        output = (
+            progress.answers[-1]
+            if progress.answers
+            else "Related passages were found; none answers it fully."
+        )
+        return "incomplete", output, None, progress.calls, progress.relied_evidence()
+    errors = "; ".join(dict.fromkeys(call.error or "" for call in progress.calls if not call.ok))
+    if errors:
+        return "failed", "", errors, progress.calls, []
+    if progress.calls:
+        return "incomplete", f"No passages found for: {'; '.join(progress.asked)}", None, progress.calls, []
+    return "failed", "", "no tool call was allowed by the budget", progress.calls, []

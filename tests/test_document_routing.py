@@ -1,0 +1,62 @@
+"""Retrieval-aware routing: the Master searches the local documents before answering from memory
+when a probe search with the question finds them on topic (real docsearch over the fixture corpus)."""
+
+from __future__ import annotations
+
+from tests.conftest import Team, make_settings, run
+from tests.support.fakes import EXEC_SEARCH_JUDGE, EXEC_SUBQUERIES, MASTER, WRITER, assessment
+from tools.hub import ToolHub
+
+ON_TOPIC = "Who built the Harrow Point lighthouse?"
+OFF_TOPIC = "What is the name of Emperor Han-Wu?"
+
+
+async def test_a_simple_question_the_documents_cover_is_searched(team: Team, docs_hub: ToolHub) -> None:
+    team["master"].on(MASTER, assessment("simple", resolved=ON_TOPIC))
+    team["executor"].on(EXEC_SUBQUERIES, {"queries": ["Harrow Point lighthouse builder"]})
+    team["executor"].on(
+        EXEC_SEARCH_JUDGE,
+        {"answer": "Miriam Calloway", "sources": [1], "sufficient": True, "next_queries": []},
+    )
+    team["writer"].on(WRITER, "It was built by Miriam Calloway [1].")
+
+    state, path, _ = await run(team.resources(docs_hub), ON_TOPIC)
+
+    probe = state["assessment"]["probe"]
+    assert state["assessment"]["escalated"] == "documents" and state["route"] == "executor"
+    assert probe["tool"] == "docsearch.search" and probe["similarity"] >= 0.45
+    assert probe["title"] == "The Harrow Point Lighthouse"
+    assert state["candidate_tools"][0]["name"] == "docsearch.search", "the probed tool is searched first"
+    assert state["answer"]["citations"][0]["title"] == "The Harrow Point Lighthouse"
+    assert path[:2] == ["master", "select_tools"]
+
+
+async def test_a_question_the_documents_do_not_cover_stays_writer_only(team: Team, docs_hub: ToolHub) -> None:
+    team["master"].on(MASTER, assessment("simple", resolved=OFF_TOPIC))
+    team["writer"].on(WRITER, "Emperor Wu of Han, born Liu Che.")
+
+    state, path, _ = await run(team.resources(docs_hub), OFF_TOPIC)
+
+    assert state["route"] == "writer_only" and state["assessment"]["escalated"] is None
+    assert state["assessment"]["probe"]["similarity"] < 0.45, "the probe ran and found nothing on topic"
+    assert path == ["master", "writer"]
+
+
+async def test_the_probe_can_be_turned_off(team: Team, docs_hub: ToolHub) -> None:
+    team["master"].on(MASTER, assessment("simple", resolved=ON_TOPIC))
+    team["writer"].on(WRITER, "Miriam Calloway.")
+    settings = make_settings()
+    settings.document_probe_similarity = 1.0
+
+    state, _, _ = await run(team.resources(docs_hub, settings), ON_TOPIC)
+
+    assert state["route"] == "writer_only" and state["assessment"]["probe"] is None
+
+
+async def test_search_tools_without_similarities_leave_the_route_alone(team: Team, hub: ToolHub) -> None:
+    team["master"].on(MASTER, assessment("simple", resolved="When was Emperor Wu of Han born?"))
+    team["writer"].on(WRITER, "In 156 BC.")
+
+    state, _, _ = await run(team.resources(hub), "When was Emperor Wu of Han born?")
+
+    assert state["route"] == "writer_only" and state["assessment"]["probe"] is None

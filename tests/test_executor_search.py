@@ -1,0 +1,239 @@
+"""The executor's search loop: sub-queries, rounds, sufficiency, refinement, budgets, citations."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from agents.executor_search import query_argument, run_search_task
+from graph.dag import Task
+from graph.state import TaskPayload
+from tests.conftest import Team, make_settings, run
+from tests.support.fakes import EXEC_SEARCH_JUDGE as SEARCH_JUDGE
+from tests.support.fakes import EXEC_SUBQUERIES as SUBQUERIES
+from tests.support.fakes import MASTER, WRITER, assessment
+from tools.hub import ToolHub, ToolSpec
+from tools.index.store import IndexStore
+
+GOAL = "Find when Emperor Wu of Han and Julius Caesar were born"
+
+
+def payload(calls_left: int = 12, **task: Any) -> TaskPayload:
+    """The payload of one executor branch."""
+    return TaskPayload(
+        task=task,
+        parent_outputs={},
+        query=GOAL,
+        today="2026-11-22",
+        plan_version=1,
+        tool_calls_left=calls_left,
+        deadline=time.time() + 60,
+    )
+
+
+async def search(team: Team, hub: ToolHub, task: Task, calls_left: int = 12, **budgets: Any) -> tuple:
+    """Run the loop directly on the facts server's search tool."""
+    resources = team.resources(hub, make_settings(**budgets))
+    spec = hub.specs["facts.search"]
+    return await run_search_task(resources, task, spec, "query", payload(calls_left), "")
+
+
+def test_search_tools_are_recognised_by_name_and_query_argument() -> None:
+    def spec(name: str, **props: str) -> ToolSpec:
+        return ToolSpec(
+            name, name.split(".")[0], "", {"properties": {k: {"type": v} for k, v in props.items()}}
+        )
+
+    assert query_argument(spec("docsearch.search", query="string", k="integer")) == "query"
+    assert query_argument(spec("web.web_search", q="string")) == "q"
+    assert query_argument(spec("facts.birth_year", person="string")) is None
+    assert query_argument(spec("db.search", ids="array")) is None
+
+
+async def test_an_insufficient_round_is_refined_with_the_judges_queries(team: Team, hub: ToolHub) -> None:
+    team["executor"].on(SUBQUERIES, {"queries": ["Liu Che"]})
+    team["executor"].on(
+        lambda p: SEARCH_JUDGE in p and "[2]" not in p,
+        {
+            "answer": "Wu: 156 BC",
+            "sources": [1],
+            "sufficient": False,
+            "next_queries": ["Julius Caesar birth"],
+        },
+    )
+    team["executor"].on(
+        SEARCH_JUDGE,
+        {"answer": "Wu 156 BC, Caesar 100 BC", "sources": [1, 2], "sufficient": True, "next_queries": []},
+    )
+
+    status, output, error, calls, evidence = await search(
+        team, hub, Task(id="t1", goal=GOAL, tool="facts.search")
+    )
+
+    assert [c.args["query"] for c in calls] == ["Liu Che", "Julius Caesar birth"]
+    assert (status, output, error) == ("ok", "Wu 156 BC, Caesar 100 BC", None)
+    assert [e["id"] for e in evidence] == ["p-wu-1", "p-caesar-1"]
+    assert all(e["kind"] == "document" for e in evidence)
+    assert len([c for c in team["executor"].calls if SUBQUERIES in c.prompt]) == 1, (
+        "round 2 used the judge's queries"
+    )
+    second_judge = [c.prompt for c in team["executor"].calls if SEARCH_JUDGE in c.prompt][1]
+    assert "[1] Emperor Wu of Han" in second_judge, "the passage relied on stays in view"
+
+
+async def test_sub_queries_run_in_one_round_deduplicated_and_interleaved(team: Team, hub: ToolHub) -> None:
+    team["executor"].on(SUBQUERIES, {"queries": ["Caesar Rome", "Liu Che", "caesar  rome", "Han emperor"]})
+    team["executor"].on(
+        SEARCH_JUDGE,
+        {"answer": "100 BC and 156 BC", "sources": [2, 1], "sufficient": True, "next_queries": []},
+    )
+
+    status, _, _, calls, evidence = await search(team, hub, Task(id="t1", goal=GOAL, tool="facts.search"))
+
+    assert [c.args["query"] for c in calls] == [
+        "Caesar Rome",
+        "Liu Che",
+        "Han emperor",
+    ]  # at most 3, no repeats
+    assert all(c.args["k"] == 4 for c in calls), "the search budget's k is passed"
+    assert status == "ok" and [e["id"] for e in evidence] == ["p-wu-1", "p-caesar-1"]
+    (judge,) = [c.prompt for c in team["executor"].calls if SEARCH_JUDGE in c.prompt]
+    assert judge.index("[1] Julius Caesar") < judge.index("[2] Emperor Wu"), "rank 1 of each query first"
+
+
+async def test_the_loop_stops_at_the_round_budget_with_what_it_found(team: Team, hub: ToolHub) -> None:
+    team["executor"].on(SUBQUERIES, {"queries": ["Liu Che"]})
+    asked = iter(range(100))
+    team["executor"].on(
+        SEARCH_JUDGE,
+        lambda p: {
+            "answer": "",
+            "sources": [],
+            "sufficient": False,
+            "next_queries": [f"Caesar try {next(asked)}"],
+        },
+    )
+
+    status, output, _, calls, evidence = await search(
+        team, hub, Task(id="t1", goal=GOAL, tool="facts.search"), max_executor_rounds=2
+    )
+
+    assert status == "incomplete" and len(calls) == 2
+    assert [e["id"] for e in evidence] == ["p-wu-1", "p-caesar-1"], "top passages kept for the Writer"
+    assert "none answers" in output
+
+
+async def test_the_tool_call_budget_caps_the_sub_queries(team: Team, hub: ToolHub) -> None:
+    team["executor"].on(SUBQUERIES, {"queries": ["Liu Che", "Caesar Rome", "Han emperor"]})
+    team["executor"].on(
+        SEARCH_JUDGE, {"answer": "", "sources": [], "sufficient": False, "next_queries": ["more"]}
+    )
+
+    status, _, _, calls, _ = await search(
+        team, hub, Task(id="t1", goal=GOAL, tool="facts.search"), calls_left=2
+    )
+
+    assert len(calls) == 2 and status == "incomplete"
+
+
+async def test_the_planners_query_is_the_first_round_and_other_args_are_kept(
+    team: Team, hub: ToolHub
+) -> None:
+    team["executor"].on(
+        SEARCH_JUDGE, {"answer": "156 BC", "sources": [1], "sufficient": True, "next_queries": []}
+    )
+    task = Task(id="t1", goal="When was Wu born?", tool="facts.search", args={"query": "Liu Che", "k": 1})
+
+    status, output, _, calls, evidence = await search(team, hub, task)
+
+    assert [c.args for c in calls] == [{"query": "Liu Che", "k": 1}]
+    assert not [c for c in team["executor"].calls if SUBQUERIES in c.prompt], "no sub-query call needed"
+    assert (status, output, [e["id"] for e in evidence]) == ("ok", "156 BC", ["p-wu-1"])
+
+
+async def test_empty_results_ask_for_new_queries_naming_what_was_tried(team: Team, hub: ToolHub) -> None:
+    team["executor"].on(lambda p: SUBQUERIES in p and "Already searched" in p, {"queries": ["Liu Che"]})
+    team["executor"].on(SUBQUERIES, {"queries": ["zzz nothing"]})
+    team["executor"].on(
+        SEARCH_JUDGE, {"answer": "156 BC", "sources": [1], "sufficient": True, "next_queries": []}
+    )
+
+    status, _, _, calls, _ = await search(team, hub, Task(id="t1", goal=GOAL, tool="facts.search"))
+
+    assert [c.args["query"] for c in calls] == ["zzz nothing", "Liu Che"] and status == "ok"
+    retry = [c.prompt for c in team["executor"].calls if SUBQUERIES in c.prompt][1]
+    assert "Already searched: zzz nothing (found: nothing)" in retry
+
+
+async def test_unusable_judge_output_falls_back_to_the_top_passage(team: Team, hub: ToolHub) -> None:
+    team["executor"].on(SUBQUERIES, {"queries": ["Liu Che"]})
+    team["executor"].on(SEARCH_JUDGE, "I think it is fine")
+
+    status, output, _, _, evidence = await search(team, hub, Task(id="t1", goal=GOAL, tool="facts.search"))
+
+    assert status == "ok" and output.startswith("Emperor Wu of Han (156 BC")
+    assert [e["id"] for e in evidence] == ["p-wu-1"]
+
+
+# -- the real docsearch server --------------------------------------------------------------------
+
+
+async def test_writer_cites_real_passages_from_docsearch(
+    team: Team, docs_hub: ToolHub, fixture_index: Path
+) -> None:
+    query = "When did the Kestrel Bridge open, and how long is the river it spans?"
+    team["master"].on(MASTER, assessment("moderate", resolved=query, intent="search local documents"))
+    team["executor"].on(SUBQUERIES, {"queries": ["Kestrel Bridge opened", "river Ome length"]})
+    team["executor"].on(
+        SEARCH_JUDGE,
+        lambda p: {
+            "answer": "1932; 140 km",
+            "sources": [_number(p, "Kestrel Bridge"), _number(p, "River Ome")],
+            "sufficient": True,
+            "next_queries": [],
+        },
+    )
+    team["writer"].on(
+        WRITER, "The Kestrel Bridge opened in 1932 [1]. The river Ome flows 140 kilometres [2]."
+    )
+    settings = make_settings()
+    settings.tool_candidates = 1
+
+    state, path, _ = await run(team.resources(docs_hub, settings), query)
+
+    (result,) = state["results"].values()
+    assert result["tool"] == "docsearch.search" and result["status"] == "ok"
+    assert sorted(c["args"]["query"] for c in result["tool_calls"]) == [
+        "Kestrel Bridge opened",
+        "river Ome length",
+    ]
+    stored = IndexStore(fixture_index).collection("docs").chroma().get(ids=result["evidence_ids"])
+    assert len(stored["ids"]) == 2, "every cited id is a real passage of the index"
+    citations = state["answer"]["citations"]
+    assert [c["title"] for c in citations] == ["Kestrel Bridge", "River Ome"]
+    assert all(c["kind"] == "document" and c["source"].startswith("https://example.org/") for c in citations)
+    assert path == ["master", "select_tools", "dispatch", "execute_task", "review", "writer"]
+
+
+async def test_a_search_error_fails_the_task_with_the_servers_reason(team: Team, docs_hub: ToolHub) -> None:
+    team["executor"].on(SUBQUERIES, {"queries": ["Kestrel Bridge"]})
+    task = Task(
+        id="t1", goal="Kestrel Bridge", tool="docsearch.search", args={"collection": "no-such-collection"}
+    )
+    resources = team.resources(docs_hub)
+
+    status, _, error, calls, evidence = await run_search_task(
+        resources, task, docs_hub.specs["docsearch.search"], "query", payload(), ""
+    )
+
+    assert status == "failed" and evidence == [] and len(calls) == 1
+    assert "no-such-collection" in (error or "")
+
+
+def _number(prompt: str, title: str) -> int:
+    """The [n] of the passage titled ``title`` in a judge prompt."""
+    for line in prompt.splitlines():
+        if line.startswith("[") and f"] {title}:" in line:
+            return int(line[1 : line.index("]")])
+    raise AssertionError(f"{title} not in view:\n{prompt}")
