@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -42,6 +43,15 @@ MAX_PASSAGES_IN_VIEW = 8
 PASSAGE_CHARS_IN_VIEW = 450
 FALLBACK_SOURCES = 3
 QUERY_ARGS = ("query", "q", "search_query", "keywords")
+MAX_QUERY_WORDS = 16
+MAX_QUERY_CHARS = 160
+MAX_CODE_MARKS = 4
+MAX_ANSWER_CHARS = 400
+STOPWORDS = frozenset(
+    "the and for with what which who whom whose when where why how does did do was were are is "
+    "this that these those from into about can could would should will its it's their there "
+    "find look search query queries".split()
+)
 
 
 def normalize_query(query: str) -> str:
@@ -49,14 +59,30 @@ def normalize_query(query: str) -> str:
     return " ".join(query.lower().split())
 
 
+def plausible_query(query: str) -> bool:
+    """Whether ``query`` reads like a search query: a few words, not code, not an echoed prompt.
+
+    A small coder model sometimes writes a call (``json.dumps({'name': 'Alice'})``) or repeats its
+    instructions instead of a query; such a "query" only pulls in noise.
+    """
+    words = query.split()
+    code_marks = sum(query.count(mark) for mark in "{}[]()=\"'`;<>&#")
+    return (
+        0 < len(words) <= MAX_QUERY_WORDS
+        and len(query) <= MAX_QUERY_CHARS
+        and code_marks <= MAX_CODE_MARKS
+        and "already searched" not in query.lower()
+    )
+
+
 def _first_three(value: Any) -> Any:
-    """Keep the first three distinct non-empty queries (a model may write more, or repeat one)."""
+    """Keep the first three distinct plausible queries (a model may write more, or repeat one)."""
     if not isinstance(value, list):
         return value
     distinct: dict[str, str] = {}
     for query in value:
-        if isinstance(query, str) and normalize_query(query):
-            distinct.setdefault(normalize_query(query), query.strip())
+        if isinstance(query, str) and plausible_query(query):
+            distinct.setdefault(normalize_query(query), " ".join(query.split()))
     return list(distinct.values())[:MAX_SUBQUERIES]
 
 
@@ -66,14 +92,21 @@ Queries = Annotated[list[str], BeforeValidator(_first_three), Field(max_length=M
 class SubQueries(BaseModel):
     """The executor's search queries for one round."""
 
-    queries: Annotated[Queries, Field(min_length=1)]
+    queries: Queries
+
+
+def _cut(value: Any) -> Any:
+    """Cut an over-long answer (an endpoint without grammars may not respect ``maxLength``)."""
+    return value[:MAX_ANSWER_CHARS] if isinstance(value, str) else value
 
 
 class SearchVerdict(BaseModel):
-    """The executor's reading of the passages in view."""
+    """The executor's reading of the passages in view: which help, what they say, whether it is
+    enough, and what to search next. Sources come first (small models then write a real answer
+    instead of an empty one); the answer's length is bounded so the reply fits the token budget."""
 
-    answer: str
     sources: list[int]
+    answer: Annotated[str, BeforeValidator(_cut), Field(max_length=MAX_ANSWER_CHARS)]
     sufficient: bool
     next_queries: Queries
 
@@ -155,7 +188,6 @@ async def write_subqueries(
     goal: str,
     *,
     constrain: bool = False,
-    today: str = "",
     inputs: str = "",
     previous: str = "",
 ) -> list[str]:
@@ -164,7 +196,7 @@ async def write_subqueries(
     ``previous`` tells the model which queries were already asked and what they missed;
     ``constrain`` asks the endpoint for schema-constrained JSON (llama.cpp grammars).
     """
-    prompt = render("executor_subqueries", today=today, goal=goal, inputs=inputs, previous=previous)
+    prompt = render("executor_subqueries", goal=goal, inputs=inputs, previous=previous)
     result = await structured_call(
         model,
         [HumanMessage(content=prompt)],
@@ -172,7 +204,20 @@ async def write_subqueries(
         fallback=lambda errors: SubQueries(queries=[goal]),
         constrain=constrain,
     )
-    return result.value.queries
+    context = content_words(f"{goal} {inputs} {previous}")
+    kept = [query for query in result.value.queries if content_words(query) & context]
+    if len(kept) < len(result.value.queries):
+        log.info("dropped sub-queries unrelated to the task: %s", set(result.value.queries) - set(kept))
+    return kept
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words of three or more letters, without common function words.
+
+    A sub-query must share one with the task (or what was found so far): a small model otherwise
+    copies the prompt's example queries into unrelated tasks.
+    """
+    return {word for word in re.findall(r"[a-z0-9_]{3,}", text.lower()) if word not in STOPWORDS}
 
 
 def _view(progress: SearchProgress, fresh: list[Evidence]) -> list[Evidence]:
@@ -232,19 +277,15 @@ async def run_search_task(
     progress = SearchProgress()
     planned = _plan_query(task, query_arg)
     queries = [planned] if planned else None
+    if queries is None:  # the task itself is the first query: a floor under the model's sub-queries
+        written = await _subqueries(resources, task, inputs, progress)
+        queries = [_goal_query(task), *written]
     for round_index in range(budgets.max_executor_rounds):
         if progress.calls and time.time() >= deadline:
             log.info("task %s: the run's time budget ran out after %d call(s)", task.id, len(progress.calls))
             break
         if queries is None:
-            queries = await write_subqueries(
-                resources.model("executor"),
-                task.goal,
-                constrain=resources.settings.role("executor").constrain_json,
-                today=payload["today"],
-                inputs=inputs,
-                previous=_asked(progress),
-            )
+            queries = await _subqueries(resources, task, inputs, progress)
         queries = progress.new_queries(queries)[: min(MAX_SUBQUERIES, calls_left - len(progress.calls))]
         if not queries:
             break
@@ -269,14 +310,27 @@ async def run_search_task(
     return _finish(task, progress)
 
 
+def _goal_query(task: Task) -> str:
+    """The task's goal as a query (cut to the query length limit at a word boundary)."""
+    goal = " ".join(task.goal.split())
+    return goal if len(goal) <= MAX_QUERY_CHARS else goal[:MAX_QUERY_CHARS].rsplit(" ", 1)[0]
+
+
+async def _subqueries(resources: Resources, task: Task, inputs: str, progress: SearchProgress) -> list[str]:
+    return await write_subqueries(
+        resources.model("executor"),
+        task.goal,
+        constrain=resources.settings.role("executor").constrain_json,
+        inputs=inputs,
+        previous=_asked(progress),
+    )
+
+
 def _asked(progress: SearchProgress) -> str:
     if not progress.asked:
         return ""
-    found = "; ".join(item["title"] for item in list(progress.passages.values())[:6]) or "nothing"
-    return (
-        f"Already searched: {'; '.join(progress.asked)} (found: {found}). "
-        "Write different queries for what is still missing."
-    )
+    found = "; ".join(dict.fromkeys(e["title"] for e in progress.passages.values())) or "nothing"
+    return f"Already searched (not enough): {'; '.join(progress.asked)}. Found: {found[:300]}. Try other words."
 
 
 def _finish(

@@ -106,6 +106,26 @@ def calibrate(reply: AssessmentReply, query: str) -> Assessment:
     return assessment
 
 
+def usable_resolution(resolved: str, query: str) -> str:
+    """The model's self-contained rewrite of the query, unless it is not a rewrite at all.
+
+    Small models sometimes answer in ``resolved_query`` ("To pretty-print JSON, use json.dumps…")
+    instead of restating the question; every later role would then work on that answer. A rewrite
+    of a question must stay a question, and not balloon: otherwise the query is kept as asked.
+    """
+    resolved = " ".join(resolved.split())
+    if not resolved:
+        return query
+    asked_question = query.rstrip().endswith(("?", "？"))
+    if asked_question and not resolved.endswith(("?", "？")):
+        log.info("resolved_query is not a question, keeping the query: %r", resolved[:120])
+        return query
+    if len(resolved) > max(3 * len(query), len(query) + 160):
+        log.info("resolved_query is far longer than the query, keeping the query: %r", resolved[:120])
+        return query
+    return resolved
+
+
 def rule_assessment(query: str) -> Assessment:
     """A keyword-based assessment, used when the model's output cannot be parsed."""
     if COMPLEX_HINTS.search(query):
@@ -216,8 +236,7 @@ async def assess(state: SearchState) -> dict[str, Any]:
         constrain=resources.settings.role("master").constrain_json,
     )
     assessment = result.value
-    if not assessment.resolved_query.strip():
-        assessment.resolved_query = query
+    assessment.resolved_query = usable_resolution(assessment.resolved_query, query)
     assessment = await ground_in_documents(resources, assessment, query)
     route = route_for(assessment)
     get_stream_writer()({"event": "route", "route": route, "assessment": assessment.model_dump()})

@@ -43,3 +43,17 @@ def test_replanned_tasks_reusing_taken_ids_are_renumbered_with_their_references(
     assert renamed[1].deps == ["t0", "t3"]  # t0 is the kept task, t1 was the new one
     assert renamed[1].args == {"expression": "{{t0}} - {{t3.year}}"}
     assert renamed[1].goal == "difference of {{t3}} and t0"
+
+
+def test_a_resolved_query_that_answers_instead_of_restating_is_dropped() -> None:
+    from agents.master import usable_resolution
+
+    query = "How do I pretty-print JSON in Python?"
+    answer = "To pretty-print JSON in Python, use json.dumps() with the indent parameter."
+    assert usable_resolution(answer, query) == query
+    assert usable_resolution("", query) == query
+    assert usable_resolution("How many days until 2026-12-25?", "How many days until Christmas?") == (
+        "How many days until 2026-12-25?"
+    )
+    assert usable_resolution("When was Marie Curie born?", "When was she born?") == "When was Marie Curie born?"
+    assert usable_resolution("What is 2+2? " * 20, "What is 2+2?") == "What is 2+2?"

@@ -148,9 +148,9 @@ async def test_executor_subqueries_are_generated_once_per_model_and_cached(tmp_p
     from tests.support.fakes import EXEC_SUBQUERIES, ScriptedChatModel
 
     model = ScriptedChatModel().on(
-        lambda p: EXEC_SUBQUERIES in p and "Kestrel" in p, {"queries": ["Kestrel Bridge", "River Ome length"]}
+        lambda p: EXEC_SUBQUERIES in p and "Task: How long is the river" in p, {"queries": ["Kestrel Bridge", "River Ome length"]}
     )
-    model.on(EXEC_SUBQUERIES, lambda p: {"queries": [p.split("Task: ")[1].splitlines()[0]]})
+    model.on(EXEC_SUBQUERIES, lambda p: {"queries": [p.split("Task: ")[-1].splitlines()[0]]})
     cache = tmp_path / "subqueries.jsonl"
 
     first = await executor_subqueries(QUESTIONS[:2], model, "m1", cache)

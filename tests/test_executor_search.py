@@ -16,7 +16,9 @@ from tests.support.fakes import MASTER, WRITER, assessment
 from tools.hub import ToolHub, ToolSpec
 from tools.index.store import IndexStore
 
-GOAL = "Find when Emperor Wu of Han and Julius Caesar were born"
+# names the rulers in hyphenated forms: sub-queries must share a word with the task, and the goal
+# itself (the first query) must match no passage of the facts server, which matches whole words
+GOAL = "Birthdates: rulers liu-che caesar-rome han-emperor"
 
 
 def payload(calls_left: int = 12, **task: Any) -> TaskPayload:
@@ -71,7 +73,7 @@ async def test_an_insufficient_round_is_refined_with_the_judges_queries(team: Te
         team, hub, Task(id="t1", goal=GOAL, tool="facts.search")
     )
 
-    assert [c.args["query"] for c in calls] == ["Liu Che", "Julius Caesar birth"]
+    assert [c.args["query"] for c in calls] == [GOAL, "Liu Che", "Julius Caesar birth"], "the goal comes first"
     assert (status, output, error) == ("ok", "Wu 156 BC, Caesar 100 BC", None)
     assert [e["id"] for e in evidence] == ["p-wu-1", "p-caesar-1"]
     assert all(e["kind"] == "document" for e in evidence)
@@ -91,11 +93,7 @@ async def test_sub_queries_run_in_one_round_deduplicated_and_interleaved(team: T
 
     status, _, _, calls, evidence = await search(team, hub, Task(id="t1", goal=GOAL, tool="facts.search"))
 
-    assert [c.args["query"] for c in calls] == [
-        "Caesar Rome",
-        "Liu Che",
-        "Han emperor",
-    ]  # at most 3, no repeats
+    assert [c.args["query"] for c in calls] == [GOAL, "Caesar Rome", "Liu Che"], "at most 3, no repeats"
     assert all(c.args["k"] == 4 for c in calls), "the search budget's k is passed"
     assert status == "ok" and [e["id"] for e in evidence] == ["p-wu-1", "p-caesar-1"]
     (judge,) = [c.prompt for c in team["executor"].calls if SEARCH_JUDGE in c.prompt]
@@ -119,7 +117,7 @@ async def test_the_loop_stops_at_the_round_budget_with_what_it_found(team: Team,
         team, hub, Task(id="t1", goal=GOAL, tool="facts.search"), max_executor_rounds=2
     )
 
-    assert status == "incomplete" and len(calls) == 2
+    assert status == "incomplete" and len(calls) == 3
     assert [e["id"] for e in evidence] == ["p-wu-1", "p-caesar-1"], "top passages kept for the Writer"
     assert "none answers" in output
 
@@ -154,16 +152,16 @@ async def test_the_planners_query_is_the_first_round_and_other_args_are_kept(
 
 async def test_empty_results_ask_for_new_queries_naming_what_was_tried(team: Team, hub: ToolHub) -> None:
     team["executor"].on(lambda p: SUBQUERIES in p and "Already searched" in p, {"queries": ["Liu Che"]})
-    team["executor"].on(SUBQUERIES, {"queries": ["zzz nothing"]})
+    team["executor"].on(SUBQUERIES, {"queries": ["rulers birthdates"]})
     team["executor"].on(
         SEARCH_JUDGE, {"answer": "156 BC", "sources": [1], "sufficient": True, "next_queries": []}
     )
 
     status, _, _, calls, _ = await search(team, hub, Task(id="t1", goal=GOAL, tool="facts.search"))
 
-    assert [c.args["query"] for c in calls] == ["zzz nothing", "Liu Che"] and status == "ok"
+    assert [c.args["query"] for c in calls] == [GOAL, "rulers birthdates", "Liu Che"] and status == "ok"
     retry = [c.prompt for c in team["executor"].calls if SUBQUERIES in c.prompt][1]
-    assert "Already searched: zzz nothing (found: nothing)" in retry
+    assert f"Already searched (not enough): {GOAL}; rulers birthdates. Found: nothing." in retry
 
 
 async def test_unusable_judge_output_falls_back_to_the_top_passage(team: Team, hub: ToolHub) -> None:
@@ -204,10 +202,8 @@ async def test_writer_cites_real_passages_from_docsearch(
 
     (result,) = state["results"].values()
     assert result["tool"] == "docsearch.search" and result["status"] == "ok"
-    assert sorted(c["args"]["query"] for c in result["tool_calls"]) == [
-        "Kestrel Bridge opened",
-        "river Ome length",
-    ]
+    queries = [c["args"]["query"] for c in result["tool_calls"]]
+    assert queries == [query, "Kestrel Bridge opened", "river Ome length"], "one round, three queries"
     stored = IndexStore(fixture_index).collection("docs").chroma().get(ids=result["evidence_ids"])
     assert len(stored["ids"]) == 2, "every cited id is a real passage of the index"
     citations = state["answer"]["citations"]
@@ -237,3 +233,29 @@ def _number(prompt: str, title: str) -> int:
         if line.startswith("[") and f"] {title}:" in line:
             return int(line[1 : line.index("]")])
     raise AssertionError(f"{title} not in view:\n{prompt}")
+
+
+def test_code_and_echoed_instructions_are_not_queries() -> None:
+    from agents.executor_search import SubQueries
+
+    written = SubQueries.model_validate(
+        {
+            "queries": [
+                "json.dumps({'name': 'Alice', 'age': 40, 'city': 'Chicago'})",
+                "Already searched (not enough): json. Try other words.",
+                "pretty-print JSON indent",
+                " ".join(["word"] * 30),
+                "json.dumps indent",
+            ]
+        }
+    )
+    assert written.queries == ["pretty-print JSON indent", "json.dumps indent"]
+
+
+async def test_sub_queries_sharing_no_word_with_the_task_are_dropped() -> None:
+    from agents.executor_search import write_subqueries
+    from tests.support.fakes import ScriptedChatModel
+
+    model = ScriptedChatModel().on(SUBQUERIES, {"queries": ["pretty-print JSON indent", "with statement"]})
+
+    assert await write_subqueries(model, "What does the with statement do?") == ["with statement"]

@@ -29,8 +29,8 @@ PROMPTS = {
     "executor_args": (render("executor_args", today=TODAY, goal="What is 17 * 23 + 4?", inputs="",
                              tool="python.calculate", description=TOOLS[0]["description"],
                              schema=json.dumps(TOOLS[0]["args"]), previous=""), 120),
-    "executor_subqueries": (render("executor_subqueries", today=TODAY, goal="How do I pretty-print JSON?",
-                                   inputs="", previous=""), 120),
+    "executor_subqueries": (render("executor_subqueries", goal="How do I pretty-print JSON?",
+                                   inputs="", previous=""), 170),
     # eight passages of at most 450 characters are in view: the judge's prompt stays under ~1,100 tokens
     "executor_search_judge": (render("executor_search_judge", goal="How do I pretty-print JSON?", inputs="",
                                      passages="\n".join(f"[{n}] json: " + "x" * 450 for n in range(1, 9))), 1100),

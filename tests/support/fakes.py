@@ -99,8 +99,8 @@ WRITER = "You are the Writer"
 EXEC_ARGS = "JSON arguments for the tool"
 EXEC_JUDGE = "Does the output achieve the task"
 EXEC_COMPUTE = "Solve this sub-task"
-EXEC_SUBQUERIES = "Write search queries"
-EXEC_SEARCH_JUDGE = "Answer the task from these search results"
+EXEC_SUBQUERIES = "You write queries for a search engine"
+EXEC_SEARCH_JUDGE = "Which results help with the task"
 
 
 def assessment(
