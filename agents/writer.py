@@ -2,8 +2,10 @@
 
 Seed 001 §5 and the PA-RAG prompt (§5.3.3): the Writer reads the numbered sources (task evidence),
 resolves or reports conflicting figures, answers in the query's language and cites ``[n]``. The
-answer object carries its citations structurally (number → evidence id), marks which cited
-sources are the model's own knowledge, and lists what could not be found.
+citations are then checked (``agents/citations.py``): uncited sentences are attributed to the
+source that supports them, unsupported citations dropped, both recorded. The answer object
+carries its citations structurally (number → evidence id), marks which cited sources are the
+model's own knowledge, and lists what could not be found.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.config import get_stream_writer
 
+from agents.citations import check_citations
 from agents.master import format_history
 from graph.dag import Plan
 from graph.resources import current_resources
@@ -119,7 +122,10 @@ async def write(state: SearchState) -> dict[str, Any]:
         )
     reply = await resources.model("writer").ainvoke([HumanMessage(content=prompt)])
     text = strip_thinking(message_text(reply))
-    answer = build_answer(text, sources, missing)
+    check = check_citations(text, sources)
+    answer = build_answer(check.text, sources, missing)
+    answer["attributed_citations"] = check.attributed
+    answer["dropped_citations"] = check.dropped
     answer["plan_version"] = Plan.model_validate(state["plan"]).version if state.get("plan") else None
     get_stream_writer()({"event": "answer", "answer": answer})
     return {"answer": answer, "messages": [AIMessage(content=answer["text"])]}

@@ -196,6 +196,9 @@ def print_answer(console: Console, answer: dict[str, Any], streamed: bool) -> No
     """The answer (unless already streamed) and its numbered sources."""
     if streamed:
         console.print()
+        if answer.get("attributed_citations") or answer.get("dropped_citations"):
+            console.print("[bold]answer, with citations checked against the sources[/]")
+            console.print(answer["text"], markup=False, highlight=False)
     else:
         console.print("[bold]answer[/]")
         console.print(answer["text"], markup=False, highlight=False)
