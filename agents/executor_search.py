@@ -17,6 +17,7 @@ when there is nothing new to ask. It returns the passages it relied on, so the W
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import logging
 import re
@@ -81,6 +82,7 @@ def _first_three(value: Any) -> Any:
         return value
     distinct: dict[str, str] = {}
     for query in value:
+        query = html.unescape(query) if isinstance(query, str) else query
         if isinstance(query, str) and plausible_query(query):
             distinct.setdefault(normalize_query(query), " ".join(query.split()))
     return list(distinct.values())[:MAX_SUBQUERIES]
@@ -96,8 +98,9 @@ class SubQueries(BaseModel):
 
 
 def _cut(value: Any) -> Any:
-    """Cut an over-long answer (an endpoint without grammars may not respect ``maxLength``)."""
-    return value[:MAX_ANSWER_CHARS] if isinstance(value, str) else value
+    """Unescape HTML entities (small models write ``&lt;`` for ``<``) and cut an over-long answer
+    (an endpoint without grammars may not respect ``maxLength``)."""
+    return html.unescape(value)[:MAX_ANSWER_CHARS] if isinstance(value, str) else value
 
 
 class SearchVerdict(BaseModel):

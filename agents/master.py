@@ -36,7 +36,6 @@ ROUTES: dict[str, Route] = {"simple": "writer_only", "moderate": "executor", "co
 HISTORY_TURNS = 6
 MAX_DOCUMENTS_LINE = 300
 PROBE_K = 3
-PROBE_TIMEOUT_S = 5.0
 COMPLEX_HINTS = re.compile(
     r"\b(by how many|how many (years|more|times)|compare|compared|versus|vs\.?|difference|older|elder|"
     r"younger|both|which (is|was) (older|larger|bigger|earlier|taller|longer))\b",
@@ -177,8 +176,14 @@ async def probe_documents(resources: Resources, query: str) -> DocumentProbe | N
         args: dict[str, Any] = {argument: query}
         if "k" in spec.parameters.get("properties", {}):
             args["k"] = PROBE_K
-        outcome = await resources.tools.call(spec.name, args, timeout_s=PROBE_TIMEOUT_S)
-        results = (outcome.structured or {}).get("results") if outcome.ok else None
+        # the tool's own timeout: the first search of a fresh server also loads the embedding model
+        outcome = await resources.tools.call(
+            spec.name, args, timeout_s=resources.settings.budgets.tool_timeout_s
+        )
+        if not outcome.ok:
+            log.info("document probe with %s failed: %s", spec.name, outcome.error)
+            continue
+        results = (outcome.structured or {}).get("results")
         for item in results if isinstance(results, list) else []:
             similarity = item.get("similarity") if isinstance(item, dict) else None
             if isinstance(similarity, int | float) and (best is None or similarity > best.similarity):

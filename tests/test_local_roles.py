@@ -4,6 +4,8 @@ end to end through the graph."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -20,9 +22,11 @@ from models.factory import build_chat_model
 from models.local_server import llama_cpp_available, running_server
 from models.structured import structured_call
 from prompts import render
-from tests.conftest import run, server_connections
+from tests.conftest import REPO, run, server_connections
 from tests.test_local_models import LLAMA_CPP_ERROR
 from tools.hub import ToolHub
+from tools.index.first_run import ensure_default_collection
+from tools.index.store import IndexStore
 
 pytestmark = [
     pytest.mark.local_model,
@@ -105,3 +109,41 @@ async def test_executor_writes_a_valid_clock_call(settings, hub) -> None:
     state, _, _ = await run(resources, "What time is it in Tokyo now?")
     (result,) = state["results"].values()
     assert result["tool"].startswith("clock.") and result["tool_calls"] and result["tool_calls"][0]["ok"]
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def stdlib_hub(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolHub]:
+    """The bundled servers plus docsearch over a first-run default index (json and subprocess docs)."""
+    index_dir = tmp_path_factory.mktemp("stdlib-index")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("AISEARCH_DEFAULT_CORPUS_MODULES", "json,subprocess")
+    mp.setenv("AISEARCH_DEFAULT_CORPUS_TOPICS", "0")
+    try:
+        report = ensure_default_collection(IndexStore(index_dir))
+    finally:
+        mp.undo()
+    assert report is not None and report.passages_total > 10
+    connections = server_connections(with_facts=False)
+    connections["docsearch"] = {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": ["-m", "tools.servers.docsearch_server", "--no-default-build"],
+        "cwd": str(REPO),
+        "env": {**os.environ, "AISEARCH_INDEX_DIR": str(index_dir)},
+    }
+    async with ToolHub.open(connections) as opened:
+        opened.index_dir = index_dir  # type: ignore[attr-defined]
+        yield opened
+
+
+async def test_a_standard_library_question_is_searched_and_answered_with_citations(settings, stdlib_hub) -> None:
+    resources = Resources(settings, lambda role: build_chat_model(role, settings), stdlib_hub)
+    state, path, _ = await run(resources, "How do I pretty-print JSON in Python?")
+    assert state["route"] != "writer_only", (state["assessment"]["probe"], state["assessment"]["escalated"])
+    searches = [c for r in state["results"].values() for c in r["tool_calls"] if c["tool"] == "docsearch.search"]
+    assert searches and all(c["ok"] for c in searches)
+    citations = [c for c in state["answer"]["citations"] if c["kind"] == "document"]
+    assert citations, state["answer"]["text"]
+    stored = IndexStore(stdlib_hub.index_dir).collection("docs").chroma().get(ids=[c["evidence_id"] for c in citations])
+    assert len(stored["ids"]) == len({c["evidence_id"] for c in citations}), "citations point at real passages"
+    assert any(c["title"] == "json" for c in citations)
