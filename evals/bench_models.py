@@ -22,13 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.memory import InMemorySaver
 from openai import AsyncOpenAI
 
 from agents.master import AssessmentReply as Assessment
 from agents.planner import PlanSketch, describe_tools
-from graph.builder import build_graph
-from graph.resources import Resources, use_resources
+from evals.timed_run import timed_run
+from graph.resources import Resources
 from models.config import Role, Settings, load_settings
 from models.factory import build_chat_model
 from models.local_server import ensure_server, stop_server
@@ -264,28 +263,14 @@ async def end_to_end(settings: Settings) -> list[dict[str, Any]]:
     async with ToolHub.open(load_connections(settings.mcp_config)) as hub:
         resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
         for expected, query in ROUTE_QUERIES:
-            graph = build_graph(checkpointer=InMemorySaver())
-            config = {"configurable": {"thread_id": expected}, "recursion_limit": 200}
-            start = time.perf_counter()
-            first_token = None
-            with use_resources(resources):
-                async for mode, chunk in graph.astream(
-                    {"query": query}, config, stream_mode=["messages", "custom"]
-                ):
-                    if (
-                        mode == "messages"
-                        and chunk[1].get("langgraph_node") == "writer"
-                        and first_token is None
-                    ):
-                        first_token = time.perf_counter() - start
-            state = (await graph.aget_state(config)).values
+            state, seconds, first_token = await timed_run(resources, query, expected)
             results = state.get("results", {}).values()
             rows.append(
                 {
                     "query": query,
                     "expected_route": expected,
                     "route": state.get("route"),
-                    "seconds": round(time.perf_counter() - start, 2),
+                    "seconds": round(seconds, 2),
                     "time_to_first_answer_token_s": round(first_token, 2) if first_token else None,
                     "tasks": [
                         {
@@ -381,3 +366,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     models.add_argument("--repeat", type=int, default=5)
     models.add_argument("--no-routes", action="store_true", help="skip the end-to-end route runs")
     models.set_defaults(func=main)
+    from evals.bench_search import register as register_search
+
+    register_search(sub)

@@ -125,6 +125,19 @@ async def trajectory(graph: Any, config: dict[str, Any], last_turn_only: bool = 
     return [name for name in flat if name != "|"]
 
 
+def docsearch_connections(index_dir: Path) -> dict[str, dict[str, Any]]:
+    """The bundled servers (clock time fixed) plus docsearch over ``index_dir``, over stdio."""
+    connections = server_connections(with_facts=False)
+    connections["docsearch"] = {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": ["-m", "tools.servers.docsearch_server", "--no-default-build"],
+        "cwd": str(REPO),
+        "env": {**os.environ, "AISEARCH_INDEX_DIR": str(index_dir)},
+    }
+    return connections
+
+
 @pytest.fixture(scope="session")
 def fixture_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture corpus indexed into a temporary index (collection 'docs')."""
@@ -137,13 +150,5 @@ def fixture_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 async def docs_hub(fixture_index: Path) -> AsyncIterator[ToolHub]:
     """The bundled servers plus docsearch over the fixture index, all real stdio subprocesses."""
-    connections = server_connections(with_facts=False)
-    connections["docsearch"] = {
-        "transport": "stdio",
-        "command": sys.executable,
-        "args": ["-m", "tools.servers.docsearch_server", "--no-default-build"],
-        "cwd": str(REPO),
-        "env": {**os.environ, "AISEARCH_INDEX_DIR": str(fixture_index)},
-    }
-    async with ToolHub.open(connections) as opened:
+    async with ToolHub.open(docsearch_connections(fixture_index)) as opened:
         yield opened

@@ -4,8 +4,6 @@ end to end through the graph."""
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -22,7 +20,7 @@ from models.factory import build_chat_model
 from models.local_server import llama_cpp_available, running_server
 from models.structured import structured_call
 from prompts import render
-from tests.conftest import REPO, run, server_connections
+from tests.conftest import docsearch_connections, run, server_connections
 from tests.test_local_models import LLAMA_CPP_ERROR
 from tools.hub import ToolHub
 from tools.index.first_run import ensure_default_collection
@@ -123,15 +121,7 @@ async def stdlib_hub(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
     finally:
         mp.undo()
     assert report is not None and report.passages_total > 10
-    connections = server_connections(with_facts=False)
-    connections["docsearch"] = {
-        "transport": "stdio",
-        "command": sys.executable,
-        "args": ["-m", "tools.servers.docsearch_server", "--no-default-build"],
-        "cwd": str(REPO),
-        "env": {**os.environ, "AISEARCH_INDEX_DIR": str(index_dir)},
-    }
-    async with ToolHub.open(connections) as opened:
+    async with ToolHub.open(docsearch_connections(index_dir)) as opened:
         opened.index_dir = index_dir  # type: ignore[attr-defined]
         yield opened
 

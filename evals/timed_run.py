@@ -1,0 +1,28 @@
+"""One question through the graph, timed: wall seconds and time to the Writer's first token."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.builder import build_graph
+from graph.resources import Resources, use_resources
+
+
+async def timed_run(
+    resources: Resources, query: str, thread_id: str
+) -> tuple[dict[str, Any], float, float | None]:
+    """Run ``query`` on a fresh in-memory thread; return the final state, the seconds it took and
+    the seconds until the Writer streamed its first token (None if it streamed nothing)."""
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 200}
+    start = time.perf_counter()
+    first_token = None
+    with use_resources(resources):
+        async for mode, chunk in graph.astream({"query": query}, config, stream_mode=["messages", "custom"]):
+            if mode == "messages" and chunk[1].get("langgraph_node") == "writer" and first_token is None:
+                first_token = time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    return (await graph.aget_state(config)).values, seconds, first_token
