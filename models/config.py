@@ -105,6 +105,7 @@ class LocalServerSettings(BaseModel):
     port: int = 0
     n_threads: int = Field(default=max(1, min(os.cpu_count() or 2, 4)), ge=1)
     n_ctx: int = Field(default=4096, ge=512)
+    prompt_cache_bytes: int = Field(default=1 << 30, ge=0)  # per model; 0 turns the prompt cache off
     start_timeout_s: float = Field(default=180.0, gt=0)
     chat_format: str = "chatml-function-calling"
     keep_running: bool = True

@@ -178,6 +178,12 @@ def server_config(settings: Settings, models: dict[str, Path], port: int) -> dic
                 # The stock default (True) keeps logits for every position: n_ctx x vocab floats,
                 # 2.5 GB per model at n_ctx 4096. Only prompt logprobs need it.
                 "logits_all": False,
+                # Keep evaluated prompts' states in RAM and resume from the longest cached prefix:
+                # roles share the 1.5B model, so without it every master call re-reads its long
+                # static prompt after a writer or planner call evicted it.
+                "cache": local.prompt_cache_bytes > 0,
+                "cache_type": "ram",
+                "cache_size": max(local.prompt_cache_bytes, 1),
                 "verbose": False,
             }
             for alias, path in models.items()

@@ -147,6 +147,13 @@ def test_server_config_has_aliases_threads_ctx_and_chat_format(tmp_path: Path) -
     for model in config["models"]:
         assert model["n_threads"] == 3 and model["n_threads_batch"] == 3 and model["n_ctx"] == 2048
         assert model["chat_format"] == "chatml-function-calling"
+        assert model["cache"] is True and model["cache_type"] == "ram" and model["cache_size"] == 1 << 30
+
+
+def test_the_prompt_cache_can_be_turned_off(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, prompt_cache_bytes=0)
+    config = ls.server_config(settings, ls.resolve_models(settings), 1234)
+    assert all(model["cache"] is False for model in config["models"])
 
 
 def test_missing_llama_cpp_says_run_bootstrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
