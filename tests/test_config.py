@@ -62,6 +62,7 @@ def test_secrets_are_masked(tmp_path) -> None:
         ("[budgets]\nmax_waves = 0", {}, "max_waves"),
         ("not = [toml", {}, "not valid TOML"),
         ("", {"AISEARCH_BUDGET_MAX_TASKS": "many"}, "max_tasks"),
+        ("document_probe_similarity = 1.5", {}, "document_probe_similarity"),
     ],
 )
 def test_invalid_configuration_is_a_clear_error(tmp_path, text: str, env: dict, message: str) -> None:
@@ -72,3 +73,10 @@ def test_invalid_configuration_is_a_clear_error(tmp_path, text: str, env: dict, 
 def test_missing_explicit_config_file_is_an_error(tmp_path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_settings(tmp_path / "nope.toml", env={})
+
+
+def test_search_settings_come_from_the_file(tmp_path) -> None:
+    text = "document_probe_similarity = 0.6\n[budgets]\nsearch_k = 8\n[local]\nprompt_cache_bytes = 0\n"
+    settings = load_settings(write(tmp_path, text), env={})
+    assert settings.document_probe_similarity == 0.6 and settings.budgets.search_k == 8
+    assert settings.local.prompt_cache_bytes == 0
