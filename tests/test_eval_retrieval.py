@@ -162,3 +162,22 @@ async def test_executor_subqueries_are_generated_once_per_model_and_cached(tmp_p
     other = await executor_subqueries(QUESTIONS[:1], model, "m2", cache)
     assert other["generated"] == 1, "another model writes its own sub-queries"
     assert [json.loads(line)["model"] for line in cache.read_text().splitlines()] == ["m1", "m1", "m1", "m2"]
+
+
+def test_cli_adds_the_executor_models_sub_queries(
+    hotpot: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support.fake_openai import fake_openai
+    from tests.support.fakes import EXEC_SUBQUERIES
+
+    dev, corpus = hotpot
+    (tmp_path / "config.toml").touch()
+    monkeypatch.setenv("AISEARCH_CONFIG", str(tmp_path / "config.toml"))
+    with fake_openai([(EXEC_SUBQUERIES, {"queries": ["Kestrel Bridge river", "River Ome length"]})]) as endpoint:
+        monkeypatch.setenv("AISEARCH_BASE_URL", endpoint.url)
+        argv = ["eval", "retrieval", "--data", str(dev), "--corpus", str(corpus), "--json", "--no-write", "-q"]
+        assert index_cli([*argv, "--executor-subqueries", "--index-dir", str(tmp_path / "index")]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert "hybrid_subqueries" in printed["rankers"] and printed["subqueries"]["generated"] == 3
+    cache = Path(printed["subqueries"]["cache"])
+    assert cache.parent == tmp_path / "index" and len(cache.read_text().splitlines()) == 3
