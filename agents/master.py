@@ -192,22 +192,25 @@ async def probe_documents(resources: Resources, query: str) -> DocumentProbe | N
 
 
 async def ground_in_documents(resources: Resources, assessment: Assessment, query: str) -> Assessment:
-    """Send a question the model would answer from memory to the local documents when they cover it.
+    """Probe the local documents; send a question the model would answer from memory to them when
+    they cover it.
 
     The 1.5B master labels "How do I pretty-print JSON in Python?" simple (no tools) even when the
     Python documentation is indexed and the prompt says to search it. A probe search with the
     question decides instead: a passage at least ``document_probe_similarity`` similar (MiniLM
     cosine; on-topic questions score 0.5-0.75 on the stdlib docs, unrelated ones below 0.4) makes
-    the query moderate, to be searched.
+    the query moderate, to be searched. On the other routes the probe is recorded too: tool
+    selection puts an on-topic search tool first, whatever the question's wording shares with the
+    tool descriptions.
     """
     threshold = resources.settings.document_probe_similarity
-    if route_for(assessment) != "writer_only" or threshold >= 1:
+    if threshold >= 1:
         return assessment
     probe = await probe_documents(resources, assessment.resolved_query or query)
     if probe is None:
         return assessment
     assessment.probe = probe
-    if probe.similarity >= threshold:
+    if probe.similarity >= threshold and route_for(assessment) == "writer_only":
         assessment.complexity = "moderate"
         assessment.needs_external_info = True
         assessment.escalated = "documents"

@@ -23,12 +23,13 @@ async def select_tools(state: SearchState) -> dict[str, Any]:
         resources.settings.tool_candidates,
     )
     candidates = [{**spec.brief(), "score": round(score, 3)} for spec, score in ranked]
-    probed = (
-        (assessment.get("probe") or {}).get("tool") if assessment.get("escalated") == "documents" else None
-    )
+    probe = assessment.get("probe") or {}
+    on_topic = probe.get("similarity", 0.0) >= resources.settings.document_probe_similarity
+    probed = probe.get("tool") if on_topic else None
     if probed in resources.tools.specs:  # the documents the Master found on topic are searched first
         rest = [c for c in candidates if c["name"] != probed]
-        candidates = [{**resources.tools.specs[probed].brief(), "score": None}, *rest][: len(candidates) or 1]
+        first = {**resources.tools.specs[probed].brief(), "score": None}
+        candidates = [first, *rest][: resources.settings.tool_candidates]
     get_stream_writer()({"event": "tools", "candidates": [c["name"] for c in candidates]})
     update: dict[str, Any] = {"candidate_tools": candidates}
     if state.get("route") == "executor":

@@ -73,7 +73,9 @@ async def test_an_insufficient_round_is_refined_with_the_judges_queries(team: Te
         team, hub, Task(id="t1", goal=GOAL, tool="facts.search")
     )
 
-    assert [c.args["query"] for c in calls] == [GOAL, "Liu Che", "Julius Caesar birth"], "the goal comes first"
+    assert [c.args["query"] for c in calls] == [GOAL, "Liu Che", "Julius Caesar birth"], (
+        "the goal comes first"
+    )
     assert (status, output, error) == ("ok", "Wu 156 BC, Caesar 100 BC", None)
     assert [e["id"] for e in evidence] == ["p-wu-1", "p-caesar-1"]
     assert all(e["kind"] == "document" for e in evidence)
@@ -259,3 +261,77 @@ async def test_sub_queries_sharing_no_word_with_the_task_are_dropped() -> None:
     model = ScriptedChatModel().on(SUBQUERIES, {"queries": ["pretty-print JSON indent", "with statement"]})
 
     assert await write_subqueries(model, "What does the with statement do?") == ["with statement"]
+
+
+async def test_planner_runs_two_searches_in_parallel_and_the_writer_cites_both(
+    docs_hub: ToolHub, fixture_index: Path
+) -> None:
+    from tests.support.fakes import EXEC_COMPUTE, PLANNER
+
+    team = Team(delay_s=0.3)
+    query = "Which opened first, the Kestrel Bridge or the Harrow Point lighthouse?"
+    team["master"].on(MASTER, assessment("complex", "parallel", resolved=query))
+    team["planner"].on(
+        PLANNER,
+        {
+            "reasoning": "Two independent opening dates, then a comparison.",
+            "tasks": [
+                {
+                    "id": "t1",
+                    "goal": "When did the Kestrel Bridge open?",
+                    "tool": "docsearch.search",
+                    "args": {"query": "Kestrel Bridge opened"},
+                },
+                {
+                    "id": "t2",
+                    "goal": "When was the Harrow Point lighthouse first lit?",
+                    "tool": "docsearch.search",
+                },
+                {"id": "t3", "goal": "Which of the two came first?", "tool": None, "deps": ["t1", "t2"]},
+            ],
+        },
+    )
+    team["executor"].on(SUBQUERIES, {"queries": ["Harrow Point lighthouse lit"]})
+    team["executor"].on(
+        lambda p: SEARCH_JUDGE in p and "Task: When did the Kestrel Bridge open?" in p,
+        lambda p: {
+            "sources": [_number(p, "Kestrel Bridge")],
+            "answer": "1932",
+            "sufficient": True,
+            "next_queries": [],
+        },
+    )
+    team["executor"].on(
+        SEARCH_JUDGE,
+        lambda p: {
+            "sources": [_number(p, "The Harrow Point Lighthouse")],
+            "answer": "the lighthouse's date",
+            "sufficient": True,
+            "next_queries": [],
+        },
+    )
+    team["executor"].on(EXEC_COMPUTE, {"result": "the lighthouse", "complete": True})
+    team["writer"].on(WRITER, "The Kestrel Bridge opened in 1932 [1]. The lighthouse is older [2].")
+
+    state, _, _ = await run(team.resources(docs_hub), query)
+
+    # the question shares no word with docsearch's description; the Master's probe put it first
+    assert state["assessment"]["probe"]["similarity"] >= 0.45 and state["route"] == "planner"
+    assert state["candidate_tools"][0]["name"] == "docsearch.search"
+
+    t1, t2 = state["results"]["t1"], state["results"]["t2"]
+    assert t1["status"] == t2["status"] == "ok" and state["results"]["t3"]["status"] == "ok"
+    assert t1["started_at"] < t2["finished_at"] and t2["started_at"] < t1["finished_at"], (
+        "the searches overlap"
+    )
+    assert [c["args"]["query"] for c in t1["tool_calls"]] == ["Kestrel Bridge opened"], "the planner's query"
+    assert [c["args"]["query"] for c in t2["tool_calls"]][
+        0
+    ] == "When was the Harrow Point lighthouse first lit?"
+    cited = [c["evidence_id"] for c in state["answer"]["citations"]]
+    assert cited == [t1["evidence_ids"][0], t2["evidence_ids"][0]]
+    stored = IndexStore(fixture_index).collection("docs").chroma().get(ids=cited)
+    assert sorted(m["title"] for m in stored["metadatas"]) == [
+        "Kestrel Bridge",
+        "The Harrow Point Lighthouse",
+    ]
