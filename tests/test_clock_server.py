@@ -13,6 +13,7 @@ import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 
+from tests.support.processes import stop_process
 from tools.servers.clock_server import date_diff, resolve_timezone, shift_date
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -124,12 +125,7 @@ async def test_clock_over_streamable_http() -> None:
             == "2026-11-22T04:00:00-05:00 (Sunday) in America/New_York (EST, UTC-05:00)"
         )
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 @pytest.mark.parametrize(

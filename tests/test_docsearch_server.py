@@ -16,6 +16,7 @@ import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 
+from tests.support.processes import stop_process
 from tools.index.ingest import index_paths
 from tools.index.store import IndexStore
 
@@ -153,9 +154,4 @@ async def test_streamable_http_transport(tmp_path: Path) -> None:
         assert result.isError and "the default index 'docs' is empty" in result.content[0].text
         assert "aisearch index --default" in result.content[0].text
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)

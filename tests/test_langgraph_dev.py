@@ -16,6 +16,7 @@ from models.local_server import free_port
 from tests.conftest import FIXED_NOW, REPO
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import MASTER, WRITER, assessment
+from tests.support.processes import stop_process
 
 pytestmark = pytest.mark.server
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
@@ -76,6 +77,5 @@ async def test_langgraph_dev_serves_the_graph_and_answers(tmp_path) -> None:
             assert result["route"] == "writer_only"
             assert result["answer"]["text"] == "The name of Emperor Han-Wu is Liu Che."
         finally:
-            process.terminate()
-            process.wait(timeout=20)
+            stop_process(process, timeout_s=20)
             log.close()
