@@ -159,12 +159,12 @@ class SearchProgress:
 def _interleave(outcomes: list[ToolOutcome], task: Task) -> list[Evidence]:
     """Passages of several sub-query results, best ranks first (rank 1 of each, then rank 2, …)."""
     lists = [search_evidence(task, outcome) for outcome in outcomes if outcome.ok]
-    merged: list[Evidence] = []
+    merged: dict[str, Evidence] = {}
     for rank in range(max((len(items) for items in lists), default=0)):
         for items in lists:
-            if rank < len(items) and items[rank]["id"] not in {e["id"] for e in merged}:
-                merged.append(items[rank])
-    return merged
+            if rank < len(items):
+                merged.setdefault(items[rank]["id"], items[rank])
+    return list(merged.values())
 
 
 def _fixed_args(task: Task, spec: ToolSpec, query_arg: str, k: int) -> dict[str, Any]:
