@@ -18,6 +18,7 @@ from langgraph.config import get_stream_writer
 
 from agents.citations import check_citations
 from agents.master import format_history
+from agents.short_answer import split_short_answer
 from graph.dag import Plan
 from graph.resources import current_resources
 from graph.state import Evidence, SearchState
@@ -51,8 +52,9 @@ def format_sources(sources: list[Evidence]) -> str:
     return "\n".join(lines)
 
 
-def build_answer(text: str, sources: list[Evidence], missing: list[str]) -> dict[str, Any]:
-    """The structured answer: text, citations mapped to evidence ids, sources, gaps."""
+def build_answer(text: str, sources: list[Evidence], missing: list[str], short: str = "") -> dict[str, Any]:
+    """The structured answer: the short answer, the cited text, citations mapped to evidence ids,
+    sources, gaps."""
     cited = []
     invalid = []
     for match in CITATION.finditer(text):
@@ -78,6 +80,7 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str]) -> dict
     uncited = [s for s in sentences if not CITATION.search(s)] if sources else []
     model_only = [c["n"] for c in citations if c["kind"] == "model"]
     return {
+        "short": short,
         "text": text.strip(),
         "citations": citations,
         "sources": [
@@ -121,9 +124,9 @@ async def write(state: SearchState) -> dict[str, Any]:
             query=question,
         )
     reply = await resources.model("writer").ainvoke([HumanMessage(content=prompt)])
-    text = strip_thinking(message_text(reply))
+    short, text = split_short_answer(strip_thinking(message_text(reply)))
     check = check_citations(text, sources)
-    answer = build_answer(check.text, sources, missing)
+    answer = build_answer(check.text, sources, missing, short)
     answer["attributed_citations"] = check.attributed
     answer["dropped_citations"] = check.dropped
     answer["plan_version"] = Plan.model_validate(state["plan"]).version if state.get("plan") else None

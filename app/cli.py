@@ -17,6 +17,7 @@ import httpx
 from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -27,6 +28,7 @@ from rich.progress import (
 )
 from rich.tree import Tree
 
+from app.eval_cli import register as register_eval
 from app.index_cli import register as register_index
 from app.models_cli import register as register_models
 from evals.bench_models import register as register_bench
@@ -192,15 +194,24 @@ async def first_run_index(console: Console, store: IndexStore | None = None) -> 
     return True
 
 
+def print_short(console: Console, answer: dict[str, Any]) -> None:
+    """The short answer, in bold, above the cited explanation (when the Writer gave one)."""
+    short = answer.get("short") or ""
+    if short and not answer.get("text", "").startswith(short):
+        console.print(f"[bold]{escape(answer['short'])}[/]", highlight=False)
+
+
 def print_answer(console: Console, answer: dict[str, Any], streamed: bool) -> None:
     """The answer (unless already streamed) and its numbered sources."""
     if streamed:
         console.print()
         if answer.get("attributed_citations") or answer.get("dropped_citations"):
             console.print("[bold]answer, with citations checked against the sources[/]")
+            print_short(console, answer)
             console.print(answer["text"], markup=False, highlight=False)
     else:
         console.print("[bold]answer[/]")
+        print_short(console, answer)
         console.print(answer["text"], markup=False, highlight=False)
     cited = {c["n"] for c in answer["citations"]}
     if answer["sources"]:
@@ -308,6 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask_parser.set_defaults(func=lambda args: asyncio.run(ask(args)))
     register_models(sub)
     register_index(sub)
+    register_eval(sub)
     register_bench(sub)
     return parser
 

@@ -26,6 +26,7 @@ from openai import AsyncOpenAI
 
 from agents.master import AssessmentReply as Assessment
 from agents.planner import PlanSketch, describe_tools
+from evals.stats import percentile
 from evals.timed_run import timed_run
 from graph.resources import Resources
 from models.config import Role, Settings, load_settings
@@ -80,25 +81,14 @@ def _evaluates_to(expression: Any, expected: float) -> bool:
         return False
 
 
-def percentile(values: list[float], q: float) -> float:
-    """The ``q``-quantile (0..1) by linear interpolation."""
-    ordered = sorted(values)
-    if len(ordered) == 1:
-        return ordered[0]
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
 def summarise(samples: list[dict[str, float]]) -> dict[str, float]:
     """Medians of every measure and the P50/P80 of the latency."""
     keys = samples[0].keys()
     summary = {f"{key}_median": round(statistics.median(s[key] for s in samples), 3) for key in keys}
     latencies = [s["latency_s"] for s in samples]
     summary |= {
-        "p50_s": round(percentile(latencies, 0.5), 3),
-        "p80_s": round(percentile(latencies, 0.8), 3),
+        "p50_s": round(percentile(latencies, 50), 3),
+        "p80_s": round(percentile(latencies, 80), 3),
         "n": len(samples),
     }
     return summary

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.executor_search import write_subqueries
-from evals.retrieval import percentile
+from evals.stats import percentile
 from evals.timed_run import timed_run
 from graph.resources import Resources
 from models.config import ROLES, load_settings

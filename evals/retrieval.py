@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from evals.stats import percentile
 from tools.index.ingest import index_sources
 from tools.index.paths import default_index_dir
 from tools.index.rerank import ChatFn, ListwiseReranker
@@ -86,17 +87,6 @@ def gold_recall(gold: Sequence[str], titles: Sequence[str]) -> float:
     """Share of the gold titles that appear in ``titles``."""
     gold_set = set(gold)
     return len(gold_set & set(titles)) / len(gold_set) if gold_set else 0.0
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The ``q``-th percentile (0-100) with linear interpolation."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * q / 100
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def dir_bytes(path: Path) -> int:

@@ -60,6 +60,9 @@ class LocalServerError(RuntimeError):
     """The embedded server cannot be started or reached."""
 
 
+SERVER_REVISION = 2  # bump when the server-side code changes, so an older running server is replaced
+
+
 def server_dir() -> Path:
     """Where the server's state, config, lock and log live: ``<cache>/server``."""
     return cache_dir() / "server"
@@ -201,6 +204,7 @@ def _fingerprint(settings: Settings, models: dict[str, Path]) -> dict[str, Any]:
     return {
         "models": {alias: str(path) for alias, path in models.items()},
         "options": {**config, "model_options": options, "resident_models": settings.local.resident_models},
+        "server": SERVER_REVISION,
     }
 
 
@@ -535,6 +539,9 @@ def serve_main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.swap_models:
         _make_models_resident()
+    from models.server_cache import install
+
+    install()  # a prompt cache bounded by the bytes it really holds
     from llama_cpp.server.__main__ import main
 
     sys.argv = [sys.argv[0], "--config_file", args.config_file]

@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8103
 RERANK_ENV = "AISEARCH_DOCSEARCH_RERANK"
+COLLECTION_ENV = "AISEARCH_DOCSEARCH_COLLECTION"
 WARMUP_ENV = "AISEARCH_DOCSEARCH_WARMUP"
 
 mcp = FastMCP(
@@ -57,9 +58,17 @@ def _truthy(value: str | None) -> bool:
 
 
 def configure(
-    index_dir: str | None = None, *, build_default: bool | None = None, rerank: bool | None = None
+    index_dir: str | None = None,
+    *,
+    build_default: bool | None = None,
+    rerank: bool | None = None,
+    collection: str | None = None,
 ) -> DocSearch:
-    """Create the service the tools use (from arguments, else the environment)."""
+    """Create the service the tools use (from arguments, else the environment).
+
+    ``collection`` (or ``$AISEARCH_DOCSEARCH_COLLECTION``) is the collection searched when a call
+    names none (default ``docs``).
+    """
     global _service
     if build_default is None:
         build_default = default_build_enabled()
@@ -69,7 +78,10 @@ def configure(
 
         reranker = ListwiseReranker(_lazy_chat(chat_from_environment))
     _service = DocSearch(
-        IndexStore(index_dir) if index_dir else IndexStore(), build_default=build_default, reranker=reranker
+        IndexStore(index_dir) if index_dir else IndexStore(),
+        build_default=build_default,
+        reranker=reranker,
+        default_collection=collection or os.environ.get(COLLECTION_ENV) or DEFAULT_COLLECTION,
     )
     return _service
 
@@ -92,7 +104,7 @@ def service() -> DocSearch:
 
 
 @mcp.tool()
-async def search(query: str, k: int = 5, collection: str = DEFAULT_COLLECTION) -> dict[str, Any]:
+async def search(query: str, k: int = 5, collection: str = "") -> dict[str, Any]:
     """Search local documents and return the best passages, each with an id, title, source and snippet.
 
     Hybrid ranking: keyword (BM25) and semantic (MiniLM embeddings) results fused together, so both
@@ -110,13 +122,16 @@ async def search(query: str, k: int = 5, collection: str = DEFAULT_COLLECTION) -
     Args:
         query: A question or keywords (one topic per search works best).
         k: Number of passages to return (1-20, default 5).
-        collection: Which collection to search (default "docs").
+        collection: Which collection to search (default: the server's default collection, "docs").
     """
-    return await anyio.to_thread.run_sync(service().search, query, k, collection)
+    docsearch = service()
+    return await anyio.to_thread.run_sync(
+        docsearch.search, query, k, collection or docsearch.default_collection
+    )
 
 
 @mcp.tool()
-async def read(passage_id: str, collection: str = DEFAULT_COLLECTION) -> dict[str, Any]:
+async def read(passage_id: str, collection: str = "") -> dict[str, Any]:
     """Read the full text of one passage found by `search` (its id, title, source and text).
 
     Use it when a search snippet is cut short or more context is needed to answer, e.g. to see the
@@ -124,9 +139,12 @@ async def read(passage_id: str, collection: str = DEFAULT_COLLECTION) -> dict[st
 
     Args:
         passage_id: The "id" of a search result.
-        collection: The collection the result came from (default "docs").
+        collection: The collection the result came from (default: the server's default collection).
     """
-    return await anyio.to_thread.run_sync(service().read, passage_id, collection)
+    docsearch = service()
+    return await anyio.to_thread.run_sync(
+        docsearch.read, passage_id, collection or docsearch.default_collection
+    )
 
 
 def describe_search_tool(docsearch: DocSearch, building_default: bool = False) -> str:
@@ -163,6 +181,9 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="do not build the default 'docs' collection when missing",
     )
+    parser.add_argument(
+        "--collection", help=f"collection searched when a call names none (default ${COLLECTION_ENV} or docs)"
+    )
     parser.add_argument("--rerank", action="store_true", help="LLM listwise rerank of the top 20 (slow)")
     parser.add_argument(
         "--no-warmup", action="store_true", help="load the embedding model on the first search"
@@ -170,7 +191,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
     docsearch = configure(
-        args.index_dir, build_default=False if args.no_default_build else None, rerank=args.rerank or None
+        args.index_dir,
+        build_default=False if args.no_default_build else None,
+        rerank=args.rerank or None,
+        collection=args.collection,
     )
     building = docsearch.start_default_build()
     if building:

@@ -1,0 +1,59 @@
+"""The Writer's short answer: the answer in a few words, shown first, above the cited explanation.
+
+The Writer is asked to open with ``Answer: <a name, a date, a number, yes/no>`` and then give a
+few cited sentences. Small models drift from that format (bold markers, ``Short answer:``, the
+marker on a line of its own, or no marker at all), so the parser accepts the common variants and
+falls back to the first sentence of the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+MARKER = re.compile(
+    r"^\s*[*_#>\-\s]*(?:the\s+)?(?:short\s+answer|final\s+answer|answer|答案|回答)\s*[*_]*\s*[:：]\s*[*_]*\s*(.*)$",
+    re.IGNORECASE,
+)
+CITATIONS = re.compile(r"\s*\[\d{1,3}\]")
+SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+MAX_MARKER_LINE = 3  # the marker must be among the first lines to count
+MAX_FALLBACK_WORDS = 30
+
+
+def clean_short(text: str) -> str:
+    """The short answer without citations, markdown emphasis, wrapping quotes or a final period."""
+    text = CITATIONS.sub("", text)
+    text = re.sub(r"[*_`]+", "", text).strip()
+    text = text.strip(" \"'“”‘’")
+    return text.rstrip(" .。").strip()
+
+
+def split_short_answer(text: str) -> tuple[str, str]:
+    """Split the Writer's output into ``(short answer, explanation)``.
+
+    The explanation keeps its citations. When the short answer's line is all there is, the
+    explanation is that line (citations included) so nothing the Writer cited is lost. Without a
+    marker the short answer is the first sentence (cut to 30 words) and the explanation the whole text.
+    """
+    lines = text.strip().splitlines()
+    content = [i for i, line in enumerate(lines) if line.strip()][:MAX_MARKER_LINE]
+    for position, index in enumerate(content):
+        match = MARKER.match(lines[index])
+        if not match:
+            continue
+        value = match.group(1).strip()
+        rest = lines[index + 1 :]
+        if not value and rest:  # "Answer:" on a line of its own, the answer on the next one
+            following = next((i for i, line in enumerate(rest) if line.strip()), None)
+            if following is not None:
+                value = rest[following].strip()
+                rest = rest[following + 1 :]
+        before = [lines[i] for i in content[:position]]
+        body = "\n".join([*before, *rest]).strip()
+        short = clean_short(value)
+        if short:
+            return short, body or value
+    stripped = text.strip()
+    first = SENTENCE_END.split(stripped, maxsplit=1)[0] if stripped else ""
+    words = clean_short(first).split()
+    return " ".join(words[:MAX_FALLBACK_WORDS]), stripped
