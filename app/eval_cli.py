@@ -47,6 +47,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
     """Run the side-by-side evaluation and print its summary."""
     import shutil
 
+    from evals.qa_data import load_questions
     from evals.qa_runner import RESULTS_DIR, QAOptions, default_run_dir, open_context, run_qa
     from models.config import load_settings
 
@@ -75,6 +76,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
     options.run_dir = run_dir
     if args.fresh and run_dir.exists():
         shutil.rmtree(run_dir)
+    questions = load_questions(options.data, options.n, options.offset, options.seed)  # fail fast on bad data
     settings = load_settings(args.config)
 
     async def go() -> dict[str, Any]:
@@ -89,7 +91,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
             judge_base_url=args.judge_base_url,
             show_progress=not args.quiet,
         ) as context:
-            return await run_qa(options, context, show_progress=not args.quiet)
+            return await run_qa(options, context, questions=questions, show_progress=not args.quiet)
 
     summary = asyncio.run(go())
     if args.json:

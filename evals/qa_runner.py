@@ -454,6 +454,12 @@ def trajectory_checks(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {"checked": checked, "unexpected": len(unexpected), "examples": unexpected[:20]}
 
 
+def unstreamed(model: Any) -> Any:
+    """The model with token streaming off: llama.cpp's server reports no usage on a stream, and the
+    evaluation needs every role's tokens (no one watches the tokens arrive here)."""
+    return model.model_copy(update={"streaming": False}) if getattr(model, "streaming", False) else model
+
+
 @asynccontextmanager
 async def open_context(
     settings: Any,
@@ -510,7 +516,7 @@ async def open_context(
     async with ToolHub.open(connections) as hub:
         for server, error in hub.server_errors.items():
             log.warning("MCP server %s unavailable: %s", server, error)
-        resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
+        resources = Resources(settings, lambda role: unstreamed(build_chat_model(role, settings)), hub)
         needs_baselines = any(s in systems for s in ("rag", "closed_book"))
         baselines = Baselines(build_chat_model("writer", settings), searcher) if needs_baselines else None
         grader = None

@@ -40,6 +40,17 @@ done
 
 say() { printf '[bootstrap %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
+# pip's own chatter (build-backend deprecation notices, find-links warnings) goes to a log file; on a
+# failure its tail is shown.
+LOG=".venv/bootstrap.log"
+quietly() {
+  if ! "$@" >>"$LOG" 2>&1; then
+    echo "bootstrap: '$*' failed; the end of $LOG:" >&2
+    tail -n 40 "$LOG" >&2
+    exit 1
+  fi
+}
+
 find_python() {
   local candidate
   for candidate in "${PYTHON:-}" python3.13 python3.12 python3.11 python3; do
@@ -82,8 +93,9 @@ if [ "$HAVE" = "$WANT" ] || { [ -z "$EXTRAS" ] && [ "$HAVE" = "${WANT/extras=non
 fi
 
 if [ -z "${SKIP_PIP:-}" ]; then
-  say "upgrading pip"
-  "$VPY" -m pip install --quiet --upgrade pip
+  : >"$LOG"
+  say "upgrading pip (details in $LOG)"
+  quietly "$VPY" -m pip install --quiet --upgrade pip
 
   if llama_installed; then
     say "llama-cpp-python $LLAMA_VERSION already installed"
@@ -93,15 +105,15 @@ if [ -z "${SKIP_PIP:-}" ]; then
       say "building llama-cpp-python $LLAMA_VERSION (once; 3.5-5 min on 2 cores) into $WHEEL_DIR"
       mkdir -p "$WHEEL_DIR"
       CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
-        "$VPY" -m pip wheel --no-deps --no-cache-dir -w "$WHEEL_DIR" "llama-cpp-python==$LLAMA_VERSION"
+        quietly "$VPY" -m pip wheel --no-deps --no-cache-dir -w "$WHEEL_DIR" "llama-cpp-python==$LLAMA_VERSION"
       WHEEL="$(ls "$WHEEL_DIR"/llama_cpp_python-"$LLAMA_VERSION"-*.whl | head -n1)"
     fi
     say "installing $(basename "$WHEEL")"
-    "$VPY" -m pip install --quiet "$WHEEL"
+    quietly "$VPY" -m pip install --quiet "$WHEEL"
   fi
 
   say "installing aisearch: pip install -e .$EXTRAS"
-  "$VPY" -m pip install --quiet -e ".$EXTRAS"
+  quietly "$VPY" -m pip install --quiet -e ".$EXTRAS"
   echo "$WANT" > "$STAMP"
 fi
 
