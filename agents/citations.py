@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from graph.state import Evidence
+from core.state import Evidence
 
 CITATION = re.compile(r"\s*\[(\d{1,3})\]")
 FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)

@@ -10,8 +10,8 @@ import hashlib
 import json
 from typing import Any
 
-from graph.dag import Task
-from graph.state import Evidence
+from core.plan import Task
+from core.state import Evidence
 from tools.hub import ToolOutcome
 
 

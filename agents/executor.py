@@ -23,9 +23,9 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from agents.evidence import evidence_id, tool_evidence
 from agents.executor_search import query_argument, run_search_task
-from graph.dag import REF_PATTERN, Task
-from graph.resources import Resources, current_resources
-from graph.state import Evidence, TaskPayload, TaskResult, ToolCallRecord
+from core.plan import REF_PATTERN, Task
+from core.run import Resources, current_resources
+from core.state import Evidence, TaskPayload, TaskResult, ToolCallRecord
 from models.structured import StructuredOutputError, structured_call
 from prompts import render
 from tools.hub import ToolOutcome, ToolSpec

@@ -30,9 +30,9 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, BeforeValidator, Field
 
 from agents.evidence import search_evidence
-from graph.dag import REF_PATTERN, Task
-from graph.resources import Resources
-from graph.state import Evidence, TaskPayload
+from core.plan import REF_PATTERN, Task
+from core.run import Resources
+from core.state import Evidence, TaskPayload
 from models.structured import structured_call
 from prompts import render
 from tools.hub import ToolOutcome, ToolSpec

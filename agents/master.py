@@ -22,10 +22,10 @@ from langgraph.types import Overwrite
 from pydantic import BaseModel, Field
 
 from agents.executor_search import query_argument
-from graph.dag import Plan, ready_tasks
-from graph.resources import Resources, current_resources
-from graph.state import Route, SearchState
-from models.config import Budgets
+from core.plan import Plan, ready_tasks
+from core.run import Resources, current_resources
+from core.settings import Budgets
+from core.state import Route, SearchState
 from models.structured import message_text, structured_call
 from prompts import render
 from tools.hub import ToolSpec

@@ -19,9 +19,9 @@ from langgraph.config import get_stream_writer
 from langgraph.types import Overwrite
 from pydantic import BaseModel, Field
 
-from graph.dag import REF_PATTERN, Plan, Task, validate_plan
-from graph.resources import current_resources
-from graph.state import SearchState, TaskResult
+from core.plan import REF_PATTERN, Plan, Task, validate_plan
+from core.run import current_resources
+from core.state import SearchState, TaskResult
 from models.structured import structured_call
 from prompts import render
 from tools.hub import ToolSpec

@@ -19,9 +19,9 @@ from langgraph.config import get_stream_writer
 from agents.citations import check_citations
 from agents.master import format_history
 from agents.short_answer import split_short_answer
-from graph.dag import Plan
-from graph.resources import current_resources
-from graph.state import Evidence, SearchState
+from core.plan import Plan
+from core.run import current_resources
+from core.state import Evidence, SearchState
 from models.structured import message_text, strip_thinking
 from prompts import render
 

@@ -31,11 +31,12 @@ from rich.tree import Tree
 from app.eval_cli import register as register_eval
 from app.index_cli import register as register_index
 from app.models_cli import register as register_models
+from core.run import Resources, use_resources
+from core.settings import Settings, load_settings
 from evals.bench_models import register as register_bench
 from graph.builder import build_graph
-from graph.resources import Resources, use_resources
 from models.assemble import AssemblyError
-from models.config import ROLES, ConfigError, Settings, load_settings
+from models.config import ROLES, ConfigError
 from models.factory import ModelUnavailableError, build_chat_model
 from models.local_server import LocalServerError, ensure_server
 from tools.hub import ToolHub

@@ -47,9 +47,9 @@ def cmd_qa(args: argparse.Namespace) -> int:
     """Run the side-by-side evaluation and print its summary."""
     import shutil
 
+    from core.settings import load_settings
     from evals.qa_data import load_questions
     from evals.qa_runner import RESULTS_DIR, QAOptions, default_run_dir, open_context, run_qa
-    from models.config import load_settings
 
     systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
     unknown = [s for s in systems if s not in ("aisearch", "rag", "closed_book")]

@@ -143,9 +143,9 @@ def _executor_subqueries(args: argparse.Namespace) -> dict[str, Any]:
     import re
     from pathlib import Path
 
+    from core.settings import load_settings
     from evals import retrieval
     from evals.subqueries import executor_subqueries
-    from models.config import load_settings
     from models.factory import build_chat_model
 
     settings = load_settings()

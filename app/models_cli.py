@@ -16,8 +16,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from core.settings import Settings, load_settings
 from models.assemble import REGISTRY, AssemblyError, assemble, status
-from models.config import ConfigError, Settings, load_settings, masked
+from models.config import ConfigError, masked
 from models.local_server import LocalServerError, ensure_server_state, server_status, stop_server
 
 Handler = Callable[[argparse.Namespace], int]

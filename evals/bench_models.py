@@ -26,10 +26,11 @@ from openai import AsyncOpenAI
 
 from agents.master import AssessmentReply as Assessment
 from agents.planner import PlanSketch, describe_tools
+from core.run import Resources
+from core.settings import Settings, load_settings
 from evals.stats import percentile
 from evals.timed_run import timed_run
-from graph.resources import Resources
-from models.config import Role, Settings, load_settings
+from models.config import Role
 from models.factory import build_chat_model
 from models.local_server import ensure_server, stop_server
 from models.structured import extract_json, schema_response_format

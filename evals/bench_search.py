@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from agents.executor_search import write_subqueries
+from core.run import Resources
+from core.settings import load_settings
 from evals.stats import percentile
 from evals.timed_run import timed_run
-from graph.resources import Resources
-from models.config import ROLES, load_settings
+from models.config import ROLES
 from models.factory import build_chat_model
 from models.local_server import ensure_server
 from tools.hub import ToolHub

@@ -41,12 +41,12 @@ from langsmith import Client, tracing_context
 from langsmith.evaluation import aevaluate
 from langsmith.schemas import Example
 
+from core.run import Resources
 from evals.baseline import Baselines
 from evals.judge import Judge
 from evals.qa_data import load_questions
 from evals.summary import load_records, record_metrics, summarise
 from evals.trace import traced_run
-from graph.resources import Resources
 
 log = logging.getLogger(__name__)
 

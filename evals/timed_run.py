@@ -7,8 +7,8 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
+from core.run import Resources, use_resources
 from graph.builder import build_graph
-from graph.resources import Resources, use_resources
 
 
 async def timed_run(

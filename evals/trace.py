@@ -21,8 +21,8 @@ from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.outputs import LLMResult
 from langgraph.checkpoint.memory import InMemorySaver
 
+from core.run import Resources, use_resources
 from graph.builder import build_graph
-from graph.resources import Resources, use_resources
 
 NODE_ROLES = {"master": "master", "plan": "planner", "execute_task": "executor", "writer": "writer"}
 

@@ -19,10 +19,10 @@ from langgraph.graph.state import CompiledStateGraph
 from agents.executor import execute_task
 from agents.master import assess, review
 from agents.planner import plan
+from agents.select_tools import select_tools
 from agents.writer import write
-from graph.scheduler import dispatch
-from graph.select import select_tools
-from graph.state import InputState, OutputState, SearchState
+from core.state import InputState, OutputState, SearchState
+from graph.dispatch import dispatch
 
 GRAPH_NAME = "aisearch"
 

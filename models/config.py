@@ -1,4 +1,7 @@
-"""Effective settings: per-role models, budgets and paths, from a TOML file and the environment.
+"""Model settings: per-role chat models and the embedded local server, from a TOML file and the environment.
+
+The run-wide settings (budgets, paths, tool selection) build on these in ``core/settings.py``;
+:func:`read_config` and :func:`model_values` are shared with it so the file is read one way.
 
 Precedence (highest first): environment variables, the config file, built-in defaults.
 
@@ -20,8 +23,7 @@ Config file: ``$AISEARCH_CONFIG`` or ``~/.config/aisearch/config.toml``::
 
 Environment: ``AISEARCH_<ROLE>_MODEL``, ``AISEARCH_<ROLE>_BASE_URL``, ``AISEARCH_<ROLE>_API_KEY``
 (role-specific), ``AISEARCH_MODEL``, ``AISEARCH_BASE_URL``, ``AISEARCH_API_KEY`` (every role),
-``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_BUDGET_<NAME>`` (for example
-``AISEARCH_BUDGET_MAX_REPLANS=1``).
+``AISEARCH_LOCAL_<NAME>`` (the local server).
 
 A ``base_url`` of ``local`` (the default) means the embedded llama.cpp server that aisearch
 starts itself.
@@ -76,20 +78,6 @@ class RoleSettings(BaseModel):
         return self.is_local if self.json_schema is None else self.json_schema
 
 
-class Budgets(BaseModel):
-    """Bounds on every loop of a run; when one runs out the Writer answers with what exists."""
-
-    max_replans: int = Field(default=2, ge=0)
-    max_waves: int = Field(default=6, ge=1)
-    max_tool_calls: int = Field(default=12, ge=0)
-    max_tasks: int = Field(default=8, ge=1)
-    max_executor_rounds: int = Field(default=2, ge=1)
-    search_k: int = Field(default=4, ge=1, le=20)
-    max_parallel: int = Field(default=4, ge=1)
-    tool_timeout_s: float = Field(default=30.0, gt=0)
-    wall_clock_s: float = Field(default=900.0, gt=0)
-
-
 class LocalServerSettings(BaseModel):
     """The embedded llama.cpp server (used by roles whose base_url is ``local``).
 
@@ -124,18 +112,11 @@ class LocalServerSettings(BaseModel):
         return value
 
 
-class Settings(BaseModel):
-    """Everything a run needs to know that is not in the question."""
+class ModelSettings(BaseModel):
+    """How every role reaches its chat model, and the embedded local server."""
 
     roles: dict[Role, RoleSettings]
-    budgets: Budgets = Budgets()
     local: LocalServerSettings = LocalServerSettings()
-    db_path: Path = Path("~/.local/share/aisearch/threads.sqlite").expanduser()
-    mcp_config: Path | None = None
-    tool_candidates: int = Field(default=5, ge=1)
-    # the Master searches the local documents before answering from memory when a quick probe finds
-    # a passage at least this similar to the question (MiniLM cosine; 0 < x <= 1; 1 turns it off)
-    document_probe_similarity: float = Field(default=0.45, gt=0, le=1)
 
     def role(self, role: Role) -> RoleSettings:
         """Return the settings of one role."""
@@ -172,55 +153,51 @@ def _role_values(role: Role, file_models: dict[str, Any], env: Mapping[str, str]
     return values
 
 
-def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] | None = None) -> Settings:
-    """Build the effective settings: defaults, then the config file, then the environment.
+def read_config(config_path: Path | str | None, env: Mapping[str, str]) -> tuple[Path, dict[str, Any]]:
+    """The config file's path and content (empty when the default file does not exist).
 
-    Args:
-        config_path: An explicit config file (must exist); default ``$AISEARCH_CONFIG`` or
-            ``~/.config/aisearch/config.toml`` (optional).
-        env: The environment to read (default ``os.environ``).
+    Raises:
+        ConfigError: On a missing explicit file or invalid TOML.
+    """
+    explicit = config_path is not None or bool(env.get("AISEARCH_CONFIG"))
+    path = Path(config_path).expanduser() if config_path is not None else default_config_path(env)
+    return path, _read_toml(path, explicit)
+
+
+def model_values(path: Path, data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """The ``roles`` and ``local`` values of the config file, the environment winning.
+
+    Raises:
+        ConfigError: On a role name the file should not hold.
+    """
+    file_models = data.get("models", {})
+    unknown = set(file_models) - {"default", *ROLES}
+    if unknown:
+        raise ConfigError(f"{path}: unknown role(s) under [models]: {sorted(unknown)}")
+    local = dict(data.get("local", {}))
+    for name in LocalServerSettings.model_fields:
+        if env.get(f"AISEARCH_LOCAL_{name.upper()}"):
+            local[name] = env[f"AISEARCH_LOCAL_{name.upper()}"]
+    return {"roles": {role: _role_values(role, file_models, env) for role in ROLES}, "local": local}
+
+
+def load_model_settings(
+    config_path: Path | str | None = None, env: Mapping[str, str] | None = None
+) -> ModelSettings:
+    """The model settings alone: defaults, then the config file, then the environment.
 
     Raises:
         ConfigError: On a missing explicit file, invalid TOML or an invalid value.
     """
     env = os.environ if env is None else env
-    explicit = config_path is not None or bool(env.get("AISEARCH_CONFIG"))
-    path = Path(config_path).expanduser() if config_path is not None else default_config_path(env)
-    data = _read_toml(path, explicit)
-    file_models = data.get("models", {})
-    unknown = set(file_models) - {"default", *ROLES}
-    if unknown:
-        raise ConfigError(f"{path}: unknown role(s) under [models]: {sorted(unknown)}")
-    budgets = dict(data.get("budgets", {}))
-    for name in Budgets.model_fields:
-        if env.get(f"AISEARCH_BUDGET_{name.upper()}"):
-            budgets[name] = env[f"AISEARCH_BUDGET_{name.upper()}"]
-    local = dict(data.get("local", {}))
-    for name in LocalServerSettings.model_fields:
-        if env.get(f"AISEARCH_LOCAL_{name.upper()}"):
-            local[name] = env[f"AISEARCH_LOCAL_{name.upper()}"]
-    paths = data.get("paths", {})
-    values: dict[str, Any] = {
-        "roles": {role: _role_values(role, file_models, env) for role in ROLES},
-        "budgets": budgets,
-        "local": local,
-    }
-    db = env.get("AISEARCH_DB") or paths.get("db")
-    if db:
-        values["db_path"] = Path(db).expanduser()
-    mcp = env.get("AISEARCH_MCP_CONFIG") or paths.get("mcp_config")
-    if mcp:
-        values["mcp_config"] = Path(mcp).expanduser()
-    for key in ("tool_candidates", "document_probe_similarity"):
-        if key in data:
-            values[key] = data[key]
+    path, data = read_config(config_path, env)
     try:
-        return Settings.model_validate(values)
+        return ModelSettings.model_validate(model_values(path, data, env))
     except ValidationError as exc:
         raise ConfigError(f"invalid configuration ({path} + environment): {exc}") from exc
 
 
-def masked(settings: Settings) -> dict[str, Any]:
+def masked(settings: ModelSettings) -> dict[str, Any]:
     """The settings as plain data with secrets masked, for ``aisearch config show``."""
     data = settings.model_dump(mode="json")
     for role in data["roles"].values():

@@ -7,7 +7,7 @@ import logging
 from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 
-from models.config import Role, Settings
+from models.config import ModelSettings, Role
 
 log = logging.getLogger(__name__)
 
@@ -16,7 +16,7 @@ class ModelUnavailableError(RuntimeError):
     """No usable endpoint for a role (none configured, or the local server cannot start)."""
 
 
-def resolve_base_url(role: Role, settings: Settings) -> str:
+def resolve_base_url(role: Role, settings: ModelSettings) -> str:
     """The base URL a role talks to, starting the embedded local server when the role uses it."""
     role_settings = settings.role(role)
     if not role_settings.is_local:
@@ -28,7 +28,7 @@ def resolve_base_url(role: Role, settings: Settings) -> str:
     return ensure_server(settings)
 
 
-def build_chat_model(role: Role, settings: Settings) -> BaseChatModel:
+def build_chat_model(role: Role, settings: ModelSettings) -> BaseChatModel:
     """Build the chat model of one role from its settings.
 
     Raises:

@@ -47,7 +47,7 @@ import httpx
 from filelock import FileLock
 
 from models.assemble import REGISTRY, assemble, cache_dir, models_dir
-from models.config import DEFAULT_MODELS, ROLES, Settings
+from models.config import DEFAULT_MODELS, ROLES, ModelSettings
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ def require_llama_cpp() -> None:
 # ---- which models to serve -------------------------------------------------------------------
 
 
-def _model_ref(alias: str, settings: Settings) -> Path | None:
+def _model_ref(alias: str, settings: ModelSettings) -> Path | None:
     """The path an alias resolves to, or None for a registry model (assembled at start)."""
     if alias in settings.local.gguf:
         return Path(settings.local.gguf[alias]).expanduser()
@@ -126,7 +126,7 @@ def _model_ref(alias: str, settings: Settings) -> Path | None:
     )
 
 
-def served_aliases(settings: Settings) -> list[str]:
+def served_aliases(settings: ModelSettings) -> list[str]:
     """The distinct model aliases of the roles that use the local server (defaults if none does)."""
     aliases = [settings.role(role).model for role in ROLES if settings.role(role).is_local]
     if not aliases:
@@ -134,7 +134,7 @@ def served_aliases(settings: Settings) -> list[str]:
     return list(dict.fromkeys(aliases))
 
 
-def resolve_models(settings: Settings, *, assemble_missing: bool = True) -> dict[str, Path]:
+def resolve_models(settings: ModelSettings, *, assemble_missing: bool = True) -> dict[str, Path]:
     """Map each served alias to its GGUF path, assembling bundled models if needed.
 
     With ``assemble_missing=False`` the bundled models' destination paths are returned without
@@ -157,7 +157,7 @@ def resolve_models(settings: Settings, *, assemble_missing: bool = True) -> dict
     return models
 
 
-def server_config(settings: Settings, models: dict[str, Path], port: int) -> dict[str, Any]:
+def server_config(settings: ModelSettings, models: dict[str, Path], port: int) -> dict[str, Any]:
     """The llama_cpp.server ``--config_file`` content (``ConfigFileSettings``)."""
     local = settings.local
     return {
@@ -194,7 +194,7 @@ def server_config(settings: Settings, models: dict[str, Path], port: int) -> dic
     }
 
 
-def _fingerprint(settings: Settings, models: dict[str, Path]) -> dict[str, Any]:
+def _fingerprint(settings: ModelSettings, models: dict[str, Path]) -> dict[str, Any]:
     """What a running server must match: its models (alias -> path) and its other settings."""
     config = server_config(settings, models, port=0)
     options = [
@@ -306,7 +306,7 @@ def _terminate(pid: int, timeout_s: float) -> None:
 # ---- start / ensure / stop -------------------------------------------------------------------
 
 
-def _spawn(settings: Settings, models: dict[str, Path], port: int) -> tuple[subprocess.Popen[bytes], Path]:
+def _spawn(settings: ModelSettings, models: dict[str, Path], port: int) -> tuple[subprocess.Popen[bytes], Path]:
     directory = server_dir()
     config = directory / "config.json"
     config.write_text(json.dumps(server_config(settings, models, port), indent=2))
@@ -350,7 +350,7 @@ def _wait_healthy(
     )
 
 
-def _start(settings: Settings, models: dict[str, Path]) -> dict[str, Any]:
+def _start(settings: ModelSettings, models: dict[str, Path]) -> dict[str, Any]:
     host = settings.local.host
     for attempt in range(3):
         port = settings.local.port or free_port(host)
@@ -384,7 +384,7 @@ def _start(settings: Settings, models: dict[str, Path]) -> dict[str, Any]:
     raise AssertionError("unreachable")
 
 
-def _reusable(state: dict[str, Any] | None, settings: Settings, models: dict[str, Path]) -> bool:
+def _reusable(state: dict[str, Any] | None, settings: ModelSettings, models: dict[str, Path]) -> bool:
     """Whether the recorded server can serve this run.
 
     It must run, be ours, listen on the requested port (if one is set) and serve every requested
@@ -420,7 +420,7 @@ def _stop_recorded(state: dict[str, Any], timeout_s: float) -> bool:
     return stopped
 
 
-def ensure_server_state(settings: Settings) -> tuple[dict[str, Any], bool]:
+def ensure_server_state(settings: ModelSettings) -> tuple[dict[str, Any], bool]:
     """Like :func:`ensure_server`, but return the state record and whether this call started it."""
     require_llama_cpp()
     wanted = resolve_models(settings, assemble_missing=False)
@@ -440,7 +440,7 @@ def ensure_server_state(settings: Settings) -> tuple[dict[str, Any], bool]:
         return _start(settings, models), True
 
 
-def ensure_server(settings: Settings) -> str:
+def ensure_server(settings: ModelSettings) -> str:
     """Return the base URL (``http://HOST:PORT/v1``) of a healthy local server, starting one if needed.
 
     Raises:
@@ -452,7 +452,7 @@ def ensure_server(settings: Settings) -> str:
 
 
 @contextlib.contextmanager
-def running_server(settings: Settings, *, stop_on_exit: bool | None = None) -> Iterator[str]:
+def running_server(settings: ModelSettings, *, stop_on_exit: bool | None = None) -> Iterator[str]:
     """Yield the local server's base URL; at exit stop it only if this call started it and stopping is asked.
 
     Args:

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from core.run import Resources, use_resources
+from core.settings import Budgets, Settings
 from graph.builder import build_graph
-from graph.resources import Resources, use_resources
-from models.config import ROLES, Budgets, RoleSettings, Settings
+from models.config import ROLES, RoleSettings
 from tests.support.fakes import ScriptedChatModel
 from tools.hub import ToolHub
 from tools.index.ingest import index_paths

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agents.master import AssessmentReply, calibrate
 from agents.planner import _renumber
-from graph.dag import Task
+from core.plan import Task
 
 
 def reply(complexity: str, facts: list[str], external: bool = True) -> AssessmentReply:

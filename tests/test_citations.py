@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents.citations import check_citations, support
-from graph.state import Evidence
+from core.state import Evidence
 
 
 def source(title: str, content: str, kind: str = "document") -> Evidence:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from models.config import ConfigError, load_settings, masked
+from core.settings import load_settings
+from models.config import ConfigError, masked
 
 
 def write(tmp_path, text: str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph.dag import Plan, PlanError, ready_tasks, substitute, validate_plan
+from core.plan import Plan, PlanError, ready_tasks, substitute, validate_plan
 
 TOOLS = ["python.calculate", "clock.now"]
 

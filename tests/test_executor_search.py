@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.executor_search import query_argument, run_search_task
-from graph.dag import Task
-from graph.state import TaskPayload
+from core.plan import Task
+from core.state import TaskPayload
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import EXEC_SEARCH_JUDGE as SEARCH_JUDGE
 from tests.support.fakes import EXEC_SUBQUERIES as SUBQUERIES

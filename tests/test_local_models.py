@@ -23,8 +23,9 @@ except Exception as exc:  # noqa: BLE001 - any import failure means: cannot run 
 else:
     LLAMA_CPP_ERROR = None
 
+from core.settings import load_settings
 from models.assemble import REGISTRY, model_path
-from models.config import LocalServerSettings, load_settings
+from models.config import LocalServerSettings
 from models.local_server import running_server
 
 pytestmark = [

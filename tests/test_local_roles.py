@@ -12,10 +12,11 @@ from langchain_core.messages import HumanMessage
 
 from agents.master import AssessmentReply, calibrate, route_for
 from agents.planner import PlanSketch, describe_tools
-from graph.dag import validate_plan
-from graph.resources import Resources
+from core.plan import validate_plan
+from core.run import Resources
+from core.settings import load_settings
 from models.assemble import REGISTRY, model_path
-from models.config import LocalServerSettings, load_settings
+from models.config import LocalServerSettings
 from models.factory import build_chat_model
 from models.local_server import llama_cpp_available, running_server
 from models.structured import structured_call

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from core.settings import Settings, load_settings
 from models import local_server as ls
-from models.config import DEFAULT_MODELS, ROLES, LocalServerSettings, RoleSettings, Settings, load_settings
+from models.config import DEFAULT_MODELS, ROLES, LocalServerSettings, RoleSettings
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -294,7 +295,8 @@ CONCURRENT_CLIENT = textwrap.dedent(
     import json, sys
     from pathlib import Path
     from models import local_server as ls
-    from models.config import LocalServerSettings, RoleSettings, Settings
+    from core.settings import Settings
+    from models.config import LocalServerSettings, RoleSettings
     ls.LAUNCHER_MODULE = "dummy_llama_server"
     ls.llama_cpp_available = lambda: True
     tmp = Path(sys.argv[1])

@@ -112,10 +112,10 @@ def chat_from_environment() -> ChatFn:
     model = os.environ.get("AISEARCH_RERANK_MODEL", "").strip()
     api_key = os.environ.get("AISEARCH_RERANK_API_KEY", "").strip() or "not-needed"
     if not base_url or not model:
-        from models.config import load_settings
+        from models.config import load_model_settings
         from models.factory import resolve_base_url
 
-        settings = load_settings()
+        settings = load_model_settings()
         role = settings.role("executor")
         base_url = base_url or resolve_base_url("executor", settings)
         model = model or role.model

@@ -6,9 +6,9 @@ from typing import Any
 
 from langgraph.config import get_stream_writer
 
-from graph.dag import Plan, Task
-from graph.resources import current_resources
-from graph.state import SearchState
+from core.plan import Plan, Task
+from core.run import current_resources
+from core.state import SearchState
 from tools.selection import select_tools as rank_tools
 
 

@@ -1,4 +1,4 @@
-"""The DAG scheduler: every ready task of the plan becomes its own ``Send`` branch."""
+"""Dispatch: every ready task of the plan becomes its own ``Send`` branch (the DAG scheduler)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import time
 from langgraph.types import Command, Send
 
 from agents.master import tool_calls_used
-from graph.dag import Plan, ready_tasks, substitute
-from graph.resources import current_resources
-from graph.state import SearchState, TaskPayload
+from core.plan import Plan, ready_tasks, substitute
+from core.run import current_resources
+from core.state import SearchState, TaskPayload
 
 
 async def dispatch(state: SearchState) -> Command:

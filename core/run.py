@@ -17,7 +17,8 @@ from datetime import datetime
 
 from langchain_core.language_models import BaseChatModel
 
-from models.config import ROLES, Role, Settings, load_settings
+from core.settings import Settings, load_settings
+from models.config import ROLES, Role
 from tools.hub import ToolHub
 from tools.registry import load_connections
 

@@ -1,0 +1,90 @@
+"""Run-wide settings: the model settings plus budgets, paths and tool selection.
+
+Precedence (highest first): environment variables, the config file, built-in defaults. The file
+and the model part are read by ``models/config.py`` (the floor below); this module adds::
+
+    [budgets]
+    max_replans = 2
+
+    [paths]
+    db = "~/.local/share/aisearch/threads.sqlite"
+    mcp_config = "./mcp.json"
+
+    tool_candidates = 5               # top-level keys
+    document_probe_similarity = 0.45
+
+Environment: ``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_BUDGET_<NAME>`` (for example
+``AISEARCH_BUDGET_MAX_REPLANS=1``), and the model variables of ``models/config.py``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from models.config import ConfigError, ModelSettings, model_values, read_config
+
+
+class Budgets(BaseModel):
+    """Bounds on every loop of a run; when one runs out the Writer answers with what exists."""
+
+    max_replans: int = Field(default=2, ge=0)
+    max_waves: int = Field(default=6, ge=1)
+    max_tool_calls: int = Field(default=12, ge=0)
+    max_tasks: int = Field(default=8, ge=1)
+    max_executor_rounds: int = Field(default=2, ge=1)
+    search_k: int = Field(default=4, ge=1, le=20)
+    max_parallel: int = Field(default=4, ge=1)
+    tool_timeout_s: float = Field(default=30.0, gt=0)
+    wall_clock_s: float = Field(default=900.0, gt=0)
+
+
+class Settings(ModelSettings):
+    """Everything a run needs to know that is not in the question."""
+
+    budgets: Budgets = Budgets()
+    db_path: Path = Path("~/.local/share/aisearch/threads.sqlite").expanduser()
+    mcp_config: Path | None = None
+    tool_candidates: int = Field(default=5, ge=1)
+    # the Master searches the local documents before answering from memory when a quick probe finds
+    # a passage at least this similar to the question (MiniLM cosine; 0 < x <= 1; 1 turns it off)
+    document_probe_similarity: float = Field(default=0.45, gt=0, le=1)
+
+
+def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] | None = None) -> Settings:
+    """Build the effective settings: defaults, then the config file, then the environment.
+
+    Args:
+        config_path: An explicit config file (must exist); default ``$AISEARCH_CONFIG`` or
+            ``~/.config/aisearch/config.toml`` (optional).
+        env: The environment to read (default ``os.environ``).
+
+    Raises:
+        ConfigError: On a missing explicit file, invalid TOML or an invalid value.
+    """
+    env = os.environ if env is None else env
+    path, data = read_config(config_path, env)
+    values: dict[str, Any] = model_values(path, data, env)
+    budgets = dict(data.get("budgets", {}))
+    for name in Budgets.model_fields:
+        if env.get(f"AISEARCH_BUDGET_{name.upper()}"):
+            budgets[name] = env[f"AISEARCH_BUDGET_{name.upper()}"]
+    values["budgets"] = budgets
+    paths = data.get("paths", {})
+    db = env.get("AISEARCH_DB") or paths.get("db")
+    if db:
+        values["db_path"] = Path(db).expanduser()
+    mcp = env.get("AISEARCH_MCP_CONFIG") or paths.get("mcp_config")
+    if mcp:
+        values["mcp_config"] = Path(mcp).expanduser()
+    for key in ("tool_candidates", "document_probe_similarity"):
+        if key in data:
+            values[key] = data[key]
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration ({path} + environment): {exc}") from exc
