@@ -19,24 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.state import Evidence
+from core.text import CITATION_MARK as CITATION
+from core.text import SENTENCE_END, content_words
 
-CITATION = re.compile(r"\s*\[(\d{1,3})\]")
 FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
-SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
-WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
-STOPWORDS = frozenset(
-    "the and for with that this these those from into about can could would should will you your "
-    "are was were has have had not but its their there then than also such which what when where "
-    "how who whom whose does did use used using may might more most other some any all each one".split()
-)
 MIN_WORDS = 4
 ATTRIBUTE_SUPPORT = 0.4
 KEEP_SUPPORT = 0.15
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased words of three or more letters, without common function words."""
-    return {word for word in WORD.findall(text.lower()) if word not in STOPWORDS}
 
 
 def support(claim: str, source: str) -> float:

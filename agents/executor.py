@@ -22,13 +22,13 @@ from langgraph.config import get_stream_writer
 from pydantic import BaseModel, ConfigDict, create_model
 
 from agents.evidence import evidence_id, tool_evidence
-from agents.executor_search import query_argument, run_search_task
+from agents.executor_search import run_search_task
 from core.plan import REF_PATTERN, Task
 from core.run import Resources, current_resources
 from core.state import Evidence, TaskPayload, TaskResult, ToolCallRecord
 from models.structured import StructuredOutputError, structured_call
 from prompts import render
-from tools.hub import ToolOutcome, ToolSpec
+from tools.hub import ToolOutcome, ToolSpec, query_argument
 
 log = logging.getLogger(__name__)
 JSON_TYPES: dict[str, Any] = {

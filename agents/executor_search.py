@@ -20,7 +20,6 @@ import asyncio
 import html
 import json
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -33,6 +32,7 @@ from agents.evidence import search_evidence
 from core.plan import REF_PATTERN, Task
 from core.run import Resources
 from core.state import Evidence, TaskPayload
+from core.text import STOPWORDS, content_words
 from models.structured import structured_call
 from prompts import render
 from tools.hub import ToolOutcome, ToolSpec
@@ -43,16 +43,12 @@ MAX_SUBQUERIES = 3
 MAX_PASSAGES_IN_VIEW = 8
 PASSAGE_CHARS_IN_VIEW = 450
 FALLBACK_SOURCES = 3
-QUERY_ARGS = ("query", "q", "search_query", "keywords")
 MAX_QUERY_WORDS = 16
 MAX_QUERY_CHARS = 160
 MAX_CODE_MARKS = 4
 MAX_ANSWER_CHARS = 400
-STOPWORDS = frozenset(
-    "the and for with what which who whom whose when where why how does did do was were are is "
-    "this that these those from into about can could would should will its it's their there "
-    "find look search query queries".split()
-)
+# words every search prompt shares, so they say nothing about a sub-query's topic
+SEARCH_STOPWORDS = STOPWORDS | frozenset("find look search query queries".split())
 
 
 def normalize_query(query: str) -> str:
@@ -112,21 +108,6 @@ class SearchVerdict(BaseModel):
     answer: Annotated[str, BeforeValidator(_cut), Field(max_length=MAX_ANSWER_CHARS)]
     sufficient: bool
     next_queries: Queries
-
-
-def query_argument(spec: ToolSpec) -> str | None:
-    """The name of a search tool's query argument, or None when ``spec`` is not a search tool.
-
-    A search tool takes a free-text query (``query``, ``q``, …) and its name says it searches,
-    like ``docsearch.search`` or ``web.web_search``.
-    """
-    if "search" not in spec.name.partition(".")[2].lower():
-        return None
-    properties = spec.parameters.get("properties", {})
-    for name in QUERY_ARGS:
-        if properties.get(name, {}).get("type", "string") == "string" and name in properties:
-            return name
-    return None
 
 
 @dataclass
@@ -207,20 +188,13 @@ async def write_subqueries(
         fallback=lambda errors: SubQueries(queries=[goal]),
         constrain=constrain,
     )
-    context = content_words(f"{goal} {inputs} {previous}")
-    kept = [query for query in result.value.queries if content_words(query) & context]
+    # a sub-query must share a content word with the task (or what was found so far): a small
+    # model otherwise copies the prompt's example queries into unrelated tasks
+    context = content_words(f"{goal} {inputs} {previous}", SEARCH_STOPWORDS)
+    kept = [query for query in result.value.queries if content_words(query, SEARCH_STOPWORDS) & context]
     if len(kept) < len(result.value.queries):
         log.info("dropped sub-queries unrelated to the task: %s", set(result.value.queries) - set(kept))
     return kept
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased words of three or more letters, without common function words.
-
-    A sub-query must share one with the task (or what was found so far): a small model otherwise
-    copies the prompt's example queries into unrelated tasks.
-    """
-    return {word for word in re.findall(r"[a-z0-9_]{3,}", text.lower()) if word not in STOPWORDS}
 
 
 def _view(progress: SearchProgress, fresh: list[Evidence]) -> list[Evidence]:
@@ -333,7 +307,9 @@ def _asked(progress: SearchProgress) -> str:
     if not progress.asked:
         return ""
     found = "; ".join(dict.fromkeys(e["title"] for e in progress.passages.values())) or "nothing"
-    return f"Already searched (not enough): {'; '.join(progress.asked)}. Found: {found[:300]}. Try other words."
+    return (
+        f"Already searched (not enough): {'; '.join(progress.asked)}. Found: {found[:300]}. Try other words."
+    )
 
 
 def _finish(

@@ -16,24 +16,23 @@ import time
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 from langgraph.config import get_stream_writer
 from langgraph.types import Overwrite
 from pydantic import BaseModel, Field
 
-from agents.executor_search import query_argument
-from core.plan import Plan, ready_tasks
+from core.plan import Plan, current_plan
 from core.run import Resources, current_resources
 from core.settings import Budgets
-from core.state import Route, SearchState
-from models.structured import message_text, structured_call
+from core.state import Route, SearchState, tool_calls_used
+from core.text import format_history
+from models.structured import structured_call
 from prompts import render
-from tools.hub import ToolSpec
+from tools.hub import ToolSpec, query_argument
 
 log = logging.getLogger(__name__)
 
 ROUTES: dict[str, Route] = {"simple": "writer_only", "moderate": "executor", "complex": "planner"}
-HISTORY_TURNS = 6
 MAX_DOCUMENTS_LINE = 300
 PROBE_K = 3
 COMPLEX_HINTS = re.compile(
@@ -143,16 +142,6 @@ def rule_assessment(query: str) -> Assessment:
         strategy=strategy,
         fallback=True,
     )
-
-
-def format_history(messages: list[AnyMessage], turns: int = HISTORY_TURNS) -> str:
-    """The last ``turns`` exchanges as ``User:`` / ``Assistant:`` lines ("(none)" when empty)."""
-    lines = [
-        f"{'User' if message.type == 'human' else 'Assistant'}: {message_text(message)[:600]}"
-        for message in messages[-2 * turns :]
-        if message.type in {"human", "ai"}
-    ]
-    return "\n".join(lines) or "(none)"
 
 
 def searchable_documents(specs: Iterable[ToolSpec]) -> str:
@@ -279,27 +268,17 @@ class Review(BaseModel):
     missing: list[str] = Field(default_factory=list)
 
 
-def tool_calls_used(state: SearchState) -> int:
-    """Tool calls made this turn, kept and discarded results alike."""
-    results = [*state.get("results", {}).values(), *state.get("discarded", [])]
-    return sum(len(result["tool_calls"]) for result in results)
-
-
 def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Review:
     """Review the plan's results: what the team does next, within the budgets."""
     now = time.time() if now is None else now
-    plan = Plan.model_validate(state["plan"])
+    plan = current_plan(state) or Plan()
     results = state.get("results", {})
     current = {task.id: results[task.id] for task in plan.tasks if task.id in results}
-    failed = [tid for tid, result in current.items() if result["status"] == "failed"]
-    incomplete = [tid for tid, result in current.items() if result["status"] == "incomplete"]
     augmented = set(state.get("augmented", []))
-    # an incomplete task that the planner has already augmented counts as done for its children
-    done = {tid for tid, result in current.items() if result["status"] == "ok"} | (
-        set(incomplete) & augmented
-    )
-    incomplete = [tid for tid in incomplete if tid not in augmented]
-    pending = ready_tasks(plan, done, set(current))
+    failed = [tid for tid, result in current.items() if result["status"] == "failed"]
+    incomplete = [tid for tid, r in current.items() if r["status"] == "incomplete" and tid not in augmented]
+    done = plan.done(current, augmented)
+    pending = plan.ready(current, augmented)
     unfinished = [task.id for task in plan.tasks if task.id not in done]
 
     def missing_for(ids: list[str]) -> list[str]:

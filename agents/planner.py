@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -19,7 +20,7 @@ from langgraph.config import get_stream_writer
 from langgraph.types import Overwrite
 from pydantic import BaseModel, Field
 
-from core.plan import REF_PATTERN, Plan, Task, validate_plan
+from core.plan import REF_PATTERN, Plan, Task, current_plan, validate_plan
 from core.run import current_resources
 from core.state import SearchState, TaskResult
 from models.structured import structured_call
@@ -150,6 +151,35 @@ def _completed_summary(kept: list[Task], results: dict[str, TaskResult]) -> str:
     return "\n".join(lines) or "(none)"
 
 
+def publish(
+    new_plan: Plan,
+    mode: str,
+    *,
+    dropped: Iterable[str] = (),
+    fallback: bool = False,
+    errors: list[str] | None = None,
+) -> dict[str, Any]:
+    """Record a new plan version: its log entry, the ``plan`` stream event, and the state update."""
+    entry = {
+        "version": new_plan.version,
+        "mode": mode,
+        "tasks": [task.model_dump() for task in new_plan.tasks],
+        "dropped": sorted(dropped),
+        "fallback": fallback,
+        "errors": errors or [],
+    }
+    log.info("plan v%d (%s): %s", new_plan.version, mode, json.dumps(entry["tasks"])[:500])
+    get_stream_writer()({"event": "plan", **entry, "waves": new_plan.waves()})
+    return {"plan": new_plan.model_dump(), "plan_log": [entry]}
+
+
+def single_task_plan(query: str, tool: str | None) -> dict[str, Any]:
+    """The Executor route's plan: the query as one task over the top candidate tool (or none)."""
+    return publish(
+        Plan(tasks=[Task(id="t1", goal=query, tool=tool, returns="the answer")], version=1), "single"
+    )
+
+
 async def plan(state: SearchState) -> dict[str, Any]:
     """Write the first plan, or re-plan / augment it as the Master's review directs."""
     resources = await current_resources()
@@ -164,7 +194,7 @@ async def plan(state: SearchState) -> dict[str, Any]:
         else "plan"
     )
     results = state.get("results", {})
-    old = Plan.model_validate(state["plan"]) if state.get("plan") else Plan(tasks=[], version=0)
+    old = current_plan(state) or Plan(tasks=[], version=0)
 
     if mode == "plan":
         kept: list[Task] = []
@@ -259,21 +289,8 @@ async def plan(state: SearchState) -> dict[str, Any]:
         candidate_tools=[tool["name"] for tool in candidates] + [t.tool for t in kept if t.tool],
         max_tasks=budgets.max_tasks + len(kept),
     )
-    entry = {
-        "version": new_plan.version,
-        "mode": mode,
-        "tasks": [task.model_dump() for task in new_plan.tasks],
-        "dropped": sorted(dropped),
-        "fallback": result.fallback,
-        "errors": result.errors,
-    }
-    log.info("plan v%d (%s): %s", new_plan.version, mode, json.dumps(entry["tasks"])[:500])
-    get_stream_writer()({"event": "plan", **entry, "waves": new_plan.waves()})
-    update: dict[str, Any] = {
-        "plan": new_plan.model_dump(),
-        "plan_log": [entry],
-        "candidate_tools": candidates,
-    }
+    update = publish(new_plan, mode, dropped=dropped, fallback=result.fallback, errors=result.errors)
+    update["candidate_tools"] = candidates
     if mode != "plan":
         update["replans"] = state.get("replans", 0) + 1
     if mode == "augment":

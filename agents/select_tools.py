@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.config import get_stream_writer
 
-from core.plan import Plan, Task
+from agents.planner import single_task_plan
 from core.run import current_resources
 from core.state import SearchState
 from tools.selection import select_tools as rank_tools
@@ -33,16 +33,5 @@ async def select_tools(state: SearchState) -> dict[str, Any]:
     get_stream_writer()({"event": "tools", "candidates": [c["name"] for c in candidates]})
     update: dict[str, Any] = {"candidate_tools": candidates}
     if state.get("route") == "executor":
-        top = candidates[0]["name"] if candidates else None
-        plan = Plan(tasks=[Task(id="t1", goal=query, tool=top, returns="the answer")], version=1)
-        entry = {
-            "version": 1,
-            "mode": "single",
-            "tasks": [t.model_dump() for t in plan.tasks],
-            "dropped": [],
-            "fallback": False,
-            "errors": [],
-        }
-        get_stream_writer()({"event": "plan", **entry, "waves": plan.waves()})
-        update |= {"plan": plan.model_dump(), "plan_log": [entry]}
+        update |= single_task_plan(query, candidates[0]["name"] if candidates else None)
     return update

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import re
 
+from core.text import CITATION_MARK, SENTENCE_END
+
 MARKER = re.compile(
     r"^\s*[*_#>\-\s]*(?:the\s+)?(?:short\s+answer|final\s+answer|answer|答案|回答)\s*[*_]*\s*[:：]\s*[*_]*\s*(.*)$",
     re.IGNORECASE,
 )
-CITATIONS = re.compile(r"\s*\[\d{1,3}\]")
-SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 MAX_MARKER_LINE = 3  # the marker must be among the first lines to count
 MAX_FALLBACK_WORDS = 30
 
 
 def clean_short(text: str) -> str:
     """The short answer without citations, markdown emphasis, wrapping quotes or a final period."""
-    text = CITATIONS.sub("", text)
+    text = CITATION_MARK.sub("", text)
     text = re.sub(r"[*_`]+", "", text).strip()
     text = text.strip(" \"'“”‘’")
     return text.rstrip(" .。").strip()

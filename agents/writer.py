@@ -10,23 +10,20 @@ model's own knowledge, and lists what could not be found.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.config import get_stream_writer
 
 from agents.citations import check_citations
-from agents.master import format_history
 from agents.short_answer import split_short_answer
-from core.plan import Plan
+from core.plan import current_plan
 from core.run import current_resources
 from core.state import Evidence, SearchState
+from core.text import CITATION, format_history, sentences
 from models.structured import message_text, strip_thinking
 from prompts import render
 
-CITATION = re.compile(r"\[(\d{1,3})\]")
-SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 MAX_SOURCE_CHARS = 700
 
 
@@ -76,8 +73,8 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str], short: 
         }
         for n in sorted(cited)
     ]
-    sentences = [s for s in SENTENCE.split(text.strip()) if len(s.split()) > 3]
-    uncited = [s for s in sentences if not CITATION.search(s)] if sources else []
+    claims = [s for s in sentences(text) if len(s.split()) > 3]
+    uncited = [s for s in claims if not CITATION.search(s)] if sources else []
     model_only = [c["n"] for c in citations if c["kind"] == "model"]
     return {
         "short": short,
@@ -129,6 +126,7 @@ async def write(state: SearchState) -> dict[str, Any]:
     answer = build_answer(check.text, sources, missing, short)
     answer["attributed_citations"] = check.attributed
     answer["dropped_citations"] = check.dropped
-    answer["plan_version"] = Plan.model_validate(state["plan"]).version if state.get("plan") else None
+    plan = current_plan(state)
+    answer["plan_version"] = plan.version if plan else None
     get_stream_writer()({"event": "answer", "answer": answer})
     return {"answer": answer, "messages": [AIMessage(content=answer["text"])]}

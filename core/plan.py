@@ -21,6 +21,8 @@ from typing import Any
 import networkx as nx
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from core.state import TaskResult
+
 REF_PATTERN = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)(?:\.([\w.-]+))?\s*\}\}")
 TASK_ID_PATTERN = re.compile(r"^[A-Za-z_][\w-]{0,31}$")
 
@@ -83,6 +85,30 @@ class Plan(BaseModel):
         """Every task that depends, directly or not, on ``task_id``."""
         dag = self.graph()
         return set(nx.descendants(dag, task_id)) if task_id in dag else set()
+
+    def done(self, results: Mapping[str, TaskResult], augmented: Iterable[str] = ()) -> set[str]:
+        """Ids of the tasks whose children may run: ok, or incomplete and already augmented (the
+        Planner added downstream tasks that finish their work)."""
+        augmented = set(augmented)
+        return {
+            task.id
+            for task in self.tasks
+            if task.id in results
+            and (
+                results[task.id]["status"] == "ok"
+                or (results[task.id]["status"] == "incomplete" and task.id in augmented)
+            )
+        }
+
+    def ready(self, results: Mapping[str, TaskResult], augmented: Iterable[str] = ()) -> list[Task]:
+        """Tasks not run yet whose dependencies are all done, in plan order."""
+        return ready_tasks(self, self.done(results, augmented), set(results))
+
+
+def current_plan(state: Mapping[str, Any]) -> Plan | None:
+    """The plan of a state as a :class:`Plan` (None before one is written; it was validated then)."""
+    data = state.get("plan")
+    return Plan.model_validate(data) if data else None
 
 
 def validate_plan(

@@ -101,6 +101,12 @@ class OutputState(TypedDict, total=False):
     missing: list[str]
 
 
+def tool_calls_used(state: SearchState) -> int:
+    """Tool calls made this turn, kept and discarded results alike."""
+    results = [*state.get("results", {}).values(), *state.get("discarded", [])]
+    return sum(len(result["tool_calls"]) for result in results)
+
+
 class TaskPayload(TypedDict):
     """The narrow input of one ``execute_task`` branch (sent with ``Send``)."""
 

@@ -26,6 +26,7 @@ from typing import Any
 from agents.executor_search import write_subqueries
 from core.run import Resources
 from core.settings import load_settings
+from core.text import CITATION, sentences
 from evals.stats import percentile
 from evals.timed_run import timed_run
 from models.config import ROLES
@@ -113,7 +114,7 @@ def _row(
     evidence = state.get("evidence", {})
     retrieved = {e["title"] for e in evidence.values() if e["kind"] == "document"}
     cited = [c for c in answer.get("citations", []) if c["kind"] == "document"]
-    sentences = len(answer.get("uncited_sentences", [])) + _cited_sentences(answer.get("text", ""))
+    claims = len(answer.get("uncited_sentences", [])) + _cited_sentences(answer.get("text", ""))
     assessment = state.get("assessment", {})
     return {
         "question": question,
@@ -127,8 +128,8 @@ def _row(
         "document_citations": len(cited),
         "attributed_by_checker": len(answer.get("attributed_citations", [])),
         "dropped_by_checker": len(answer.get("dropped_citations", [])),
-        "cited_sentence_share": round(1 - len(answer.get("uncited_sentences", [])) / sentences, 2)
-        if sentences
+        "cited_sentence_share": round(1 - len(answer.get("uncited_sentences", [])) / claims, 2)
+        if claims
         else 0.0,
         "seconds": round(seconds, 2),
         "time_to_first_answer_token_s": round(first_token, 2) if first_token else None,
@@ -137,9 +138,7 @@ def _row(
 
 
 def _cited_sentences(text: str) -> int:
-    from agents.writer import CITATION, SENTENCE
-
-    return sum(1 for s in SENTENCE.split(text.strip()) if len(s.split()) > 3 and CITATION.search(s))
+    return sum(1 for s in sentences(text) if len(s.split()) > 3 and CITATION.search(s))
 
 
 def summary(rows: list[dict[str, Any]], retrieval: list[dict[str, Any]]) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from langsmith.evaluation import aevaluate
 from langsmith.schemas import Example
 
 from core.run import Resources
+from core.text import CITATION, sentences
 from evals.baseline import Baselines
 from evals.judge import Judge
 from evals.qa_data import load_questions
@@ -106,11 +107,9 @@ def route_of(trajectory: list[str]) -> str:
 
 def answer_sentences(text: str) -> list[dict[str, Any]]:
     """The answer's sentences, each with the source numbers it cites."""
-    from agents.writer import CITATION, SENTENCE
-
     return [
         {"text": sentence, "cited": sorted({int(n) for n in CITATION.findall(sentence)})}
-        for sentence in SENTENCE.split(text.strip())
+        for sentence in sentences(text)
         if sentence.strip()
     ]
 

@@ -6,10 +6,9 @@ import time
 
 from langgraph.types import Command, Send
 
-from agents.master import tool_calls_used
-from core.plan import Plan, ready_tasks, substitute
+from core.plan import Plan, current_plan, substitute
 from core.run import current_resources
-from core.state import SearchState, TaskPayload
+from core.state import SearchState, TaskPayload, tool_calls_used
 
 
 async def dispatch(state: SearchState) -> Command:
@@ -19,11 +18,9 @@ async def dispatch(state: SearchState) -> Command:
     """
     resources = await current_resources()
     budgets = resources.settings.budgets
-    plan = Plan.model_validate(state["plan"])
+    plan = current_plan(state) or Plan()
     results = state.get("results", {})
-    augmented = set(state.get("augmented", []))
-    done = {tid for tid, r in results.items() if r["status"] == "ok" or (tid in augmented)}
-    wave = ready_tasks(plan, done, set(results))[: budgets.max_parallel]
+    wave = plan.ready(results, state.get("augmented", []))[: budgets.max_parallel]
     if not wave:
         return Command(goto="writer", update={"missing": ["no task could be scheduled"]})
     outputs = {tid: r["output"] for tid, r in results.items()}

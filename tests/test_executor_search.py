@@ -6,14 +6,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.executor_search import query_argument, run_search_task
+from agents.executor_search import run_search_task
 from core.plan import Task
 from core.state import TaskPayload
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import EXEC_SEARCH_JUDGE as SEARCH_JUDGE
 from tests.support.fakes import EXEC_SUBQUERIES as SUBQUERIES
 from tests.support.fakes import MASTER, WRITER, assessment
-from tools.hub import ToolHub, ToolSpec
+from tools.hub import ToolHub, ToolSpec, query_argument
 from tools.index.store import IndexStore
 
 # names the rulers in hyphenated forms: sub-queries must share a word with the task, and the goal

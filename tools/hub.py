@@ -25,6 +25,7 @@ from langchain_mcp_adapters.tools import load_mcp_tools
 
 log = logging.getLogger(__name__)
 MAX_OUTPUT_CHARS = 6000
+QUERY_ARGS = ("query", "q", "search_query", "keywords")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,21 @@ class ToolSpec:
         props = self.parameters.get("properties", {})
         args = {key: value.get("type", "any") for key, value in props.items()}
         return {"name": self.name, "description": self.description.split("\n")[0], "args": args}
+
+
+def query_argument(spec: ToolSpec) -> str | None:
+    """The name of a search tool's query argument, or None when ``spec`` is not a search tool.
+
+    A search tool takes a free-text query (``query``, ``q``, …) and its name says it searches,
+    like ``docsearch.search`` or ``web.web_search``.
+    """
+    if "search" not in spec.name.partition(".")[2].lower():
+        return None
+    properties = spec.parameters.get("properties", {})
+    for name in QUERY_ARGS:
+        if properties.get(name, {}).get("type", "string") == "string" and name in properties:
+            return name
+    return None
 
 
 @dataclass
