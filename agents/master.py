@@ -1,11 +1,10 @@
-"""The Master: assesses a query and picks the team; after every wave it reviews and directs.
+"""The Master's assessment: reads a query and picks the team (its review is ``agents/review.py``).
 
 Seed 001 §2 and §3.5: the Master never answers the query itself. It classifies complexity
 (simple → Writer-only, moderate → Executor-inclusive, complex → Planner-enhanced), names the SRSA
 search strategy (seed 002: direct, parallel, serial), resolves follow-ups against the conversation
-and grounds relative dates. After each wave it checks status and completeness: a failed task →
-local re-plan; an incomplete one → augment the DAG; otherwise → the next wave or the Writer.
-Budgets end every loop.
+and grounds relative dates; a quick probe of the local documents sends questions they cover to
+be searched.
 """
 
 from __future__ import annotations
@@ -18,13 +17,11 @@ from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
 from langgraph.config import get_stream_writer
-from langgraph.types import Overwrite
+from langgraph.types import Command, Overwrite
 from pydantic import BaseModel, Field
 
-from core.plan import Plan, current_plan
 from core.run import Resources, current_resources
-from core.settings import Budgets
-from core.state import Route, SearchState, tool_calls_used
+from core.state import Route, SearchState
 from core.text import format_history
 from models.structured import structured_call
 from prompts import render
@@ -214,8 +211,11 @@ def route_for(assessment: Assessment) -> Route:
     return ROUTES[assessment.complexity]
 
 
-async def assess(state: SearchState) -> dict[str, Any]:
-    """Start a turn: record the question, assess it, and choose the team configuration."""
+async def assess(state: SearchState) -> Command[Literal["writer", "select_tools"]]:
+    """Start a turn: record the question, assess it, and choose the team configuration.
+
+    Writer-only queries go straight to the Writer; the other two configurations select tools first.
+    """
     resources = await current_resources()
     query = state["query"].strip()
     if not query:
@@ -237,7 +237,7 @@ async def assess(state: SearchState) -> dict[str, Any]:
     assessment = await ground_in_documents(resources, assessment, query)
     route = route_for(assessment)
     get_stream_writer()({"event": "route", "route": route, "assessment": assessment.model_dump()})
-    return {
+    update = {
         "messages": [HumanMessage(content=query)],
         "today": today,
         "assessment": assessment.model_dump(),
@@ -256,87 +256,4 @@ async def assess(state: SearchState) -> dict[str, Any]:
         "started_at": time.time(),
         "answer": None,
     }
-
-
-class Review(BaseModel):
-    """The Master's decision after a wave."""
-
-    decision: Literal["dispatch", "replan", "augment", "write"]
-    reason: str
-    failed: list[str] = Field(default_factory=list)
-    incomplete: list[str] = Field(default_factory=list)
-    missing: list[str] = Field(default_factory=list)
-
-
-def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Review:
-    """Review the plan's results: what the team does next, within the budgets."""
-    now = time.time() if now is None else now
-    plan = current_plan(state) or Plan()
-    results = state.get("results", {})
-    current = {task.id: results[task.id] for task in plan.tasks if task.id in results}
-    augmented = set(state.get("augmented", []))
-    failed = [tid for tid, result in current.items() if result["status"] == "failed"]
-    incomplete = [tid for tid, r in current.items() if r["status"] == "incomplete" and tid not in augmented]
-    done = plan.done(current, augmented)
-    pending = plan.ready(current, augmented)
-    unfinished = [task.id for task in plan.tasks if task.id not in done]
-
-    def missing_for(ids: list[str]) -> list[str]:
-        goals = plan.by_id()
-        return [f"{goals[tid].goal} ({current[tid].get('error') or current[tid]['status']})" for tid in ids]
-
-    exhausted = []
-    if now - state.get("started_at", now) > budgets.wall_clock_s:
-        exhausted.append(f"the time budget of {budgets.wall_clock_s:g} s ran out")
-    if tool_calls_used(state) >= budgets.max_tool_calls and pending:
-        exhausted.append(f"the budget of {budgets.max_tool_calls} tool calls ran out")
-    if state.get("waves", 0) >= budgets.max_waves and (pending or failed or incomplete):
-        exhausted.append(f"the budget of {budgets.max_waves} waves ran out")
-    if exhausted:
-        not_run = [f"{plan.by_id()[tid].goal} (not run)" for tid in unfinished if tid not in current]
-        return Review(
-            decision="write",
-            reason="; ".join(exhausted),
-            failed=failed,
-            incomplete=incomplete,
-            missing=missing_for(failed + incomplete) + not_run,
-        )
-    replans_left = state.get("replans", 0) < budgets.max_replans
-    if failed:
-        if replans_left:
-            return Review(decision="replan", reason=f"tasks {failed} failed", failed=failed)
-        return Review(
-            decision="write",
-            reason=f"tasks {failed} failed and the re-plan budget ({budgets.max_replans}) is used up",
-            failed=failed,
-            incomplete=incomplete,
-            missing=missing_for(failed + incomplete),
-        )
-    if incomplete and not pending:
-        if replans_left:
-            return Review(
-                decision="augment",
-                reason=f"tasks {incomplete} returned incomplete results",
-                incomplete=incomplete,
-            )
-        return Review(
-            decision="write",
-            reason=f"tasks {incomplete} are incomplete and the re-plan budget is used up",
-            incomplete=incomplete,
-            missing=missing_for(incomplete),
-        )
-    if pending:
-        return Review(decision="dispatch", reason=f"{len(pending)} task(s) ready", incomplete=incomplete)
-    return Review(decision="write", reason="all tasks completed", incomplete=incomplete)
-
-
-async def review(state: SearchState) -> dict[str, Any]:
-    """Master review after a wave: record the decision; the graph routes on it."""
-    resources = await current_resources()
-    verdict = decide(state, resources.settings.budgets)
-    log.info("review: %s (%s)", verdict.decision, verdict.reason)
-    get_stream_writer()({"event": "review", **verdict.model_dump()})
-    update: dict[str, Any] = {"review": verdict.model_dump()}
-    if verdict.missing:
-        update["missing"] = verdict.missing
-    return update
+    return Command(goto="writer" if route == "writer_only" else "select_tools", update=update)

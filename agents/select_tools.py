@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.config import get_stream_writer
+from langgraph.types import Command
 
 from agents.planner import single_task_plan
 from core.run import current_resources
@@ -12,8 +13,9 @@ from core.state import SearchState
 from tools.selection import select_tools as rank_tools
 
 
-async def select_tools(state: SearchState) -> dict[str, Any]:
-    """Retrieve a small candidate tool set; on the Executor route, bind the top one to a single task."""
+async def select_tools(state: SearchState) -> Command[Literal["dispatch", "plan"]]:
+    """Retrieve a small candidate tool set; on the Executor route, bind the top one to a single task
+    and dispatch it, on the Planner route go and plan."""
     resources = await current_resources()
     assessment = state.get("assessment", {})
     query = assessment.get("resolved_query") or state["query"]
@@ -32,6 +34,7 @@ async def select_tools(state: SearchState) -> dict[str, Any]:
         candidates = [first, *rest][: resources.settings.tool_candidates]
     get_stream_writer()({"event": "tools", "candidates": [c["name"] for c in candidates]})
     update: dict[str, Any] = {"candidate_tools": candidates}
-    if state.get("route") == "executor":
-        update |= single_task_plan(query, candidates[0]["name"] if candidates else None)
-    return update
+    if state.get("route") != "executor":
+        return Command(goto="plan", update=update)
+    update |= single_task_plan(query, candidates[0]["name"] if candidates else None)
+    return Command(goto="dispatch", update=update)

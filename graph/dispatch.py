@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 from langgraph.types import Command, Send
 
@@ -11,7 +12,7 @@ from core.run import current_resources
 from core.state import SearchState, TaskPayload, tool_calls_used
 
 
-async def dispatch(state: SearchState) -> Command:
+async def dispatch(state: SearchState) -> Command[Literal["execute_task", "writer"]]:
     """Send the next wave: ready tasks (all parents ok), parents' outputs filled into their args.
 
     At most ``max_parallel`` tasks go out at once; the rest wait for the next wave.
