@@ -25,7 +25,7 @@ from agents.evidence import evidence_id, tool_evidence
 from agents.executor_search import run_search_task
 from core.plan import REF_PATTERN, Task
 from core.run import Resources, current_resources
-from core.state import Evidence, TaskPayload, TaskResult, ToolCallRecord
+from core.state import Evidence, TaskOutcome, TaskPayload, TaskResult, ToolCallRecord
 from models.structured import StructuredOutputError, structured_call
 from prompts import render
 from tools.hub import ToolOutcome, ToolSpec, query_argument
@@ -136,15 +136,13 @@ def _record(outcome: ToolOutcome) -> ToolCallRecord:
     )
 
 
-async def run_tool_task(
-    resources: Resources, task: Task, payload: TaskPayload
-) -> tuple[str, str, str | None, list[ToolOutcome], list[Evidence]]:
-    """Write arguments, call the tool, judge, refine: returns status, output, error, calls, evidence."""
+async def run_tool_task(resources: Resources, task: Task, payload: TaskPayload) -> TaskOutcome:
+    """Write arguments, call the tool, judge, refine."""
     hub = resources.tools
     budgets = resources.settings.budgets
     qualified = hub.resolve(task.tool or "")
     if qualified is None:
-        return "failed", "", f"tool {task.tool!r} is not available", [], []
+        return TaskOutcome("failed", "", f"tool {task.tool!r} is not available")
     spec = hub.specs[qualified]
     query_arg = query_argument(spec)
     if query_arg is not None:
@@ -165,7 +163,9 @@ async def run_tool_task(
             try:
                 args = await _write_args(resources, task, spec, payload, previous)
             except StructuredOutputError as exc:
-                return "failed", "", f"could not write arguments for {qualified}: {exc}", calls, evidence
+                return TaskOutcome(
+                    "failed", "", f"could not write arguments for {qualified}: {exc}", calls, evidence
+                )
         outcome = await hub.call(qualified, args, timeout_s=budgets.tool_timeout_s)
         calls.append(outcome)
         if not outcome.ok:
@@ -177,23 +177,21 @@ async def run_tool_task(
         judgement = await _judge(resources, task, outcome)
         results.append(judgement.result or outcome.output)
         if judgement.sufficient:
-            return "ok", judgement.result or outcome.output, None, calls, evidence
+            return TaskOutcome("ok", judgement.result or outcome.output, None, calls, evidence)
         if last_round:
             break
         args = judgement.retry_args or None
         previous = f"Previous call {json.dumps(outcome.args)} returned: {outcome.output[:500]} (not enough)."
     if results:
-        return "incomplete", "\n".join(results), None, calls, evidence
+        return TaskOutcome("incomplete", "\n".join(results), None, calls, evidence)
     errors = (
         "; ".join(dict.fromkeys(call.error or "" for call in calls))
         or "no tool call was allowed by the budget"
     )
-    return "failed", "", errors, calls, evidence
+    return TaskOutcome("failed", "", errors, calls, evidence)
 
 
-async def run_model_task(
-    resources: Resources, task: Task, payload: TaskPayload
-) -> tuple[str, str, str | None, list[Evidence]]:
+async def run_model_task(resources: Resources, task: Task, payload: TaskPayload) -> TaskOutcome:
     """Solve a tool-free task with the executor model; its answer is cited as model knowledge."""
     prompt = render(
         "executor_compute",
@@ -211,7 +209,7 @@ async def run_model_task(
             constrain=resources.settings.role("executor").constrain_json,
         )
     except StructuredOutputError as exc:
-        return "failed", "", f"the executor model gave no usable answer: {exc}", []
+        return TaskOutcome("failed", "", f"the executor model gave no usable answer: {exc}")
     computed = result.value
     model_name = resources.settings.role("executor").model
     evidence = Evidence(
@@ -223,7 +221,7 @@ async def run_model_task(
         task_id=task.id,
     )
     status = "ok" if computed.complete and computed.result.strip() else "incomplete"
-    return status, computed.result, None, [evidence]
+    return TaskOutcome(status, computed.result, None, evidence=[evidence])
 
 
 async def execute_task(payload: TaskPayload) -> dict[str, Any]:
@@ -233,21 +231,21 @@ async def execute_task(payload: TaskPayload) -> dict[str, Any]:
     emit = get_stream_writer()
     started = time.time()
     emit({"event": "task_start", "task_id": task.id, "goal": task.goal, "tool": task.tool, "at": started})
-    calls: list[ToolOutcome] = []
     if task.tool:
-        status, output, error, calls, evidence = await run_tool_task(resources, task, payload)
+        outcome = await run_tool_task(resources, task, payload)
     else:
-        status, output, error, evidence = await run_model_task(resources, task, payload)
+        outcome = await run_model_task(resources, task, payload)
+    status, output, error = outcome.status, outcome.output, outcome.error
     finished = time.time()
     result = TaskResult(
         task_id=task.id,
         goal=task.goal,
         tool=task.tool,
-        status=status,  # type: ignore[typeddict-item]
+        status=status,
         output=output,
         error=error,
-        evidence_ids=[item["id"] for item in evidence],
-        tool_calls=[_record(call) for call in calls],
+        evidence_ids=[item["id"] for item in outcome.evidence],
+        tool_calls=[_record(call) for call in outcome.calls],
         started_at=started,
         finished_at=finished,
         plan_version=payload["plan_version"],
@@ -264,4 +262,4 @@ async def execute_task(payload: TaskPayload) -> dict[str, Any]:
         }
     )
     log.info("task %s %s in %.2fs", task.id, status, finished - started)
-    return {"results": {task.id: result}, "evidence": {item["id"]: item for item in evidence}}
+    return {"results": {task.id: result}, "evidence": {item["id"]: item for item in outcome.evidence}}

@@ -31,7 +31,7 @@ from pydantic import BaseModel, BeforeValidator, Field
 from agents.evidence import search_evidence
 from core.plan import REF_PATTERN, Task
 from core.run import Resources
-from core.state import Evidence, TaskPayload
+from core.state import Evidence, TaskOutcome, TaskPayload
 from core.text import STOPWORDS, content_words
 from models.structured import structured_call
 from prompts import render
@@ -240,11 +240,11 @@ async def _search_round(
 
 async def run_search_task(
     resources: Resources, task: Task, spec: ToolSpec, query_arg: str, payload: TaskPayload, inputs: str
-) -> tuple[str, str, str | None, list[ToolOutcome], list[Evidence]]:
+) -> TaskOutcome:
     """Search in rounds until the passages answer the task or a budget runs out.
 
     Returns:
-        status (ok | incomplete | failed), output (the answer found), error, the calls made, and
+        The status (ok | incomplete | failed), the answer found or the error, the calls made, and
         the evidence relied on (passages with their search-server ids).
     """
     budgets = resources.settings.budgets
@@ -282,7 +282,7 @@ async def run_search_task(
         if verdict.answer.strip():
             progress.answers.append(verdict.answer.strip())
         if verdict.sufficient and verdict.answer.strip():
-            return "ok", verdict.answer.strip(), None, progress.calls, progress.relied_evidence()
+            return TaskOutcome("ok", verdict.answer.strip(), None, progress.calls, progress.relied_evidence())
         queries = verdict.next_queries or None
     return _finish(task, progress)
 
@@ -312,9 +312,7 @@ def _asked(progress: SearchProgress) -> str:
     )
 
 
-def _finish(
-    task: Task, progress: SearchProgress
-) -> tuple[str, str, str | None, list[ToolOutcome], list[Evidence]]:
+def _finish(task: Task, progress: SearchProgress) -> TaskOutcome:
     """The result when the budget ran out: incomplete with what was found, or failed with why."""
     if progress.passages:
         output = (
@@ -322,10 +320,12 @@ def _finish(
             if progress.answers
             else "Related passages were found; none answers it fully."
         )
-        return "incomplete", output, None, progress.calls, progress.relied_evidence()
+        return TaskOutcome("incomplete", output, None, progress.calls, progress.relied_evidence())
     errors = "; ".join(dict.fromkeys(call.error or "" for call in progress.calls if not call.ok))
     if errors:
-        return "failed", "", errors, progress.calls, []
+        return TaskOutcome("failed", "", errors, progress.calls)
     if progress.calls:
-        return "incomplete", f"No passages found for: {'; '.join(progress.asked)}", None, progress.calls, []
-    return "failed", "", "no tool call was allowed by the budget", progress.calls, []
+        return TaskOutcome(
+            "incomplete", f"No passages found for: {'; '.join(progress.asked)}", None, progress.calls
+        )
+    return TaskOutcome("failed", "", "no tool call was allowed by the budget", progress.calls)

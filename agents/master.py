@@ -21,7 +21,7 @@ from langgraph.types import Command, Overwrite
 from pydantic import BaseModel, Field
 
 from core.run import Resources, current_resources
-from core.state import Route, SearchState
+from core.state import Assessment, Complexity, Route, SearchState, Strategy
 from core.text import format_history
 from models.structured import structured_call
 from prompts import render
@@ -51,13 +51,13 @@ class AssessmentReply(BaseModel):
     resolved_query: str = ""
     intent: str = ""
     facts_to_find: list[str] = Field(default_factory=list)
-    complexity: Literal["simple", "moderate", "complex"]
+    complexity: Complexity
     needs_external_info: bool = False
     needs_decomposition: bool = False
-    strategy: Literal["direct", "parallel", "serial"] = "direct"
+    strategy: Strategy = "direct"
 
 
-class DocumentProbe(BaseModel):
+class Probe(BaseModel):
     """A quick search of the local documents with the question itself."""
 
     tool: str
@@ -65,25 +65,29 @@ class DocumentProbe(BaseModel):
     title: str = ""
 
 
-class Assessment(AssessmentReply):
+class Reading(AssessmentReply):
     """The Master's reading of a query, as recorded in the state."""
 
     fallback: bool = False
     escalated: str | None = None
-    probe: DocumentProbe | None = None
+    probe: Probe | None = None
+
+    def record(self) -> Assessment:
+        """The reading as the state's :class:`~core.state.Assessment` record."""
+        return Assessment(**self.model_dump())  # type: ignore[typeddict-item]
 
 
 LEVELS = ("simple", "moderate", "complex")
 
 
-def calibrate(reply: AssessmentReply, query: str) -> Assessment:
+def calibrate(reply: AssessmentReply, query: str) -> Reading:
     """Raise the model's complexity where the query's form or the model's own facts demand more.
 
     Small models under-call complexity: a 1.5B model labels "Who is elder, A or B, by how many
     years?" simple while listing two facts to find. The verdict is the highest of the model's
     label, the keyword rules and the facts it listed (two or more facts from outside → complex).
     """
-    assessment = Assessment(**reply.model_dump())
+    assessment = Reading(**reply.model_dump())
     votes = {"model": LEVELS.index(reply.complexity)}
     rule = rule_assessment(query)
     votes["rules"] = LEVELS.index(rule.complexity)
@@ -121,7 +125,7 @@ def usable_resolution(resolved: str, query: str) -> str:
     return resolved
 
 
-def rule_assessment(query: str) -> Assessment:
+def rule_assessment(query: str) -> Reading:
     """A keyword-based assessment, used when the model's output cannot be parsed."""
     if COMPLEX_HINTS.search(query):
         complexity, strategy = "complex", "parallel"
@@ -129,7 +133,7 @@ def rule_assessment(query: str) -> Assessment:
         complexity, strategy = "moderate", "direct"
     else:
         complexity, strategy = "simple", "direct"
-    return Assessment(
+    return Reading(
         rationale="rule-based fallback (the model's assessment could not be parsed)",
         resolved_query=query,
         intent=query,
@@ -151,10 +155,10 @@ def searchable_documents(specs: Iterable[ToolSpec]) -> str:
     return "\n".join(lines) or "(none)"
 
 
-async def probe_documents(resources: Resources, query: str) -> DocumentProbe | None:
+async def probe_documents(resources: Resources, query: str) -> Probe | None:
     """Search the local documents with the question; the best match, if any search tool reports
     similarities (``docsearch`` does: the MiniLM cosine of each passage to the query)."""
-    best: DocumentProbe | None = None
+    best: Probe | None = None
     for spec in resources.tools.specs.values():
         argument = query_argument(spec)
         if argument is None:
@@ -173,11 +177,11 @@ async def probe_documents(resources: Resources, query: str) -> DocumentProbe | N
         for item in results if isinstance(results, list) else []:
             similarity = item.get("similarity") if isinstance(item, dict) else None
             if isinstance(similarity, int | float) and (best is None or similarity > best.similarity):
-                best = DocumentProbe(tool=spec.name, similarity=similarity, title=str(item.get("title", "")))
+                best = Probe(tool=spec.name, similarity=similarity, title=str(item.get("title", "")))
     return best
 
 
-async def ground_in_documents(resources: Resources, assessment: Assessment, query: str) -> Assessment:
+async def ground_in_documents(resources: Resources, assessment: Reading, query: str) -> Reading:
     """Probe the local documents; send a question the model would answer from memory to them when
     they cover it.
 
@@ -204,7 +208,7 @@ async def ground_in_documents(resources: Resources, assessment: Assessment, quer
     return assessment
 
 
-def route_for(assessment: Assessment) -> Route:
+def route_for(assessment: Reading) -> Route:
     """The team configuration for an assessment; a "simple" query that needs outside facts is moderate."""
     if assessment.complexity == "simple" and assessment.needs_external_info:
         return "executor"
@@ -236,11 +240,12 @@ async def assess(state: SearchState) -> Command[Literal["writer", "select_tools"
     assessment.resolved_query = usable_resolution(assessment.resolved_query, query)
     assessment = await ground_in_documents(resources, assessment, query)
     route = route_for(assessment)
-    get_stream_writer()({"event": "route", "route": route, "assessment": assessment.model_dump()})
+    record = assessment.record()
+    get_stream_writer()({"event": "route", "route": route, "assessment": record})
     update = {
         "messages": [HumanMessage(content=query)],
         "today": today,
-        "assessment": assessment.model_dump(),
+        "assessment": record,
         "route": route,
         "candidate_tools": [],
         "plan": None,
@@ -250,7 +255,7 @@ async def assess(state: SearchState) -> Command[Literal["writer", "select_tools"
         "discarded": Overwrite([]),
         "augmented": Overwrite([]),
         "missing": Overwrite([]),
-        "review": {},
+        "review": None,
         "replans": 0,
         "waves": 0,
         "started_at": time.time(),

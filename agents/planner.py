@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from core.plan import REF_PATTERN, Plan, Task, current_plan, validate_plan
 from core.run import current_resources
-from core.state import SearchState, TaskResult
+from core.state import PlanEntry, PlanMode, SearchState, TaskResult
 from models.structured import structured_call
 from prompts import render
 from tools.hub import ToolSpec
@@ -153,17 +153,17 @@ def _completed_summary(kept: list[Task], results: dict[str, TaskResult]) -> str:
 
 def publish(
     new_plan: Plan,
-    mode: str,
+    mode: PlanMode,
     *,
     dropped: Iterable[str] = (),
     fallback: bool = False,
     errors: list[str] | None = None,
 ) -> dict[str, Any]:
     """Record a new plan version: its log entry, the ``plan`` stream event, and the state update."""
-    entry = {
+    entry: PlanEntry = {
         "version": new_plan.version,
         "mode": mode,
-        "tasks": [task.model_dump() for task in new_plan.tasks],
+        "tasks": new_plan.model_dump()["tasks"],
         "dropped": sorted(dropped),
         "fallback": fallback,
         "errors": errors or [],

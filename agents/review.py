@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from core.plan import Plan, current_plan
 from core.run import current_resources
 from core.settings import Budgets
-from core.state import SearchState, tool_calls_used
+from core.state import Decision, Review, SearchState, tool_calls_used
 
 log = logging.getLogger(__name__)
 
@@ -32,17 +32,21 @@ NEXT_NODE: dict[str, Literal["dispatch", "plan", "writer"]] = {
 }
 
 
-class Review(BaseModel):
-    """The Master's decision after a wave."""
+class Verdict(BaseModel):
+    """The Master's decision after a wave, validated before it enters the state as a :class:`Review`."""
 
-    decision: Literal["dispatch", "replan", "augment", "write"]
+    decision: Decision
     reason: str
     failed: list[str] = Field(default_factory=list)
     incomplete: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
 
+    def record(self) -> Review:
+        """The verdict as the state's review record."""
+        return Review(**self.model_dump())  # type: ignore[typeddict-item]
 
-def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Review:
+
+def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Verdict:
     """Review the plan's results: what the team does next, within the budgets."""
     now = time.time() if now is None else now
     plan = current_plan(state) or Plan()
@@ -68,7 +72,7 @@ def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Re
         exhausted.append(f"the budget of {budgets.max_waves} waves ran out")
     if exhausted:
         not_run = [f"{plan.by_id()[tid].goal} (not run)" for tid in unfinished if tid not in current]
-        return Review(
+        return Verdict(
             decision="write",
             reason="; ".join(exhausted),
             failed=failed,
@@ -78,8 +82,8 @@ def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Re
     replans_left = state.get("replans", 0) < budgets.max_replans
     if failed:
         if replans_left:
-            return Review(decision="replan", reason=f"tasks {failed} failed", failed=failed)
-        return Review(
+            return Verdict(decision="replan", reason=f"tasks {failed} failed", failed=failed)
+        return Verdict(
             decision="write",
             reason=f"tasks {failed} failed and the re-plan budget ({budgets.max_replans}) is used up",
             failed=failed,
@@ -88,20 +92,20 @@ def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Re
         )
     if incomplete and not pending:
         if replans_left:
-            return Review(
+            return Verdict(
                 decision="augment",
                 reason=f"tasks {incomplete} returned incomplete results",
                 incomplete=incomplete,
             )
-        return Review(
+        return Verdict(
             decision="write",
             reason=f"tasks {incomplete} are incomplete and the re-plan budget is used up",
             incomplete=incomplete,
             missing=missing_for(incomplete),
         )
     if pending:
-        return Review(decision="dispatch", reason=f"{len(pending)} task(s) ready", incomplete=incomplete)
-    return Review(decision="write", reason="all tasks completed", incomplete=incomplete)
+        return Verdict(decision="dispatch", reason=f"{len(pending)} task(s) ready", incomplete=incomplete)
+    return Verdict(decision="write", reason="all tasks completed", incomplete=incomplete)
 
 
 async def review(state: SearchState) -> Command[Literal["dispatch", "plan", "writer"]]:
@@ -109,8 +113,9 @@ async def review(state: SearchState) -> Command[Literal["dispatch", "plan", "wri
     resources = await current_resources()
     verdict = decide(state, resources.settings.budgets)
     log.info("review: %s (%s)", verdict.decision, verdict.reason)
-    get_stream_writer()({"event": "review", **verdict.model_dump()})
-    update: dict[str, object] = {"review": verdict.model_dump()}
+    record = verdict.record()
+    get_stream_writer()({"event": "review", **record})
+    update: dict[str, object] = {"review": record}
     if verdict.missing:
         update["missing"] = verdict.missing
     return Command(goto=NEXT_NODE[verdict.decision], update=update)

@@ -19,7 +19,7 @@ from agents.citations import check_citations
 from agents.short_answer import split_short_answer
 from core.plan import current_plan
 from core.run import current_resources
-from core.state import Evidence, SearchState
+from core.state import Answer, Citation, Evidence, SearchState
 from core.text import CITATION, format_history, sentences
 from models.structured import message_text, strip_thinking
 from prompts import render
@@ -49,7 +49,7 @@ def format_sources(sources: list[Evidence]) -> str:
     return "\n".join(lines)
 
 
-def build_answer(text: str, sources: list[Evidence], missing: list[str], short: str = "") -> dict[str, Any]:
+def build_answer(text: str, sources: list[Evidence], missing: list[str], short: str = "") -> Answer:
     """The structured answer: the short answer, the cited text, citations mapped to evidence ids,
     sources, gaps."""
     cited = []
@@ -63,7 +63,7 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str], short: 
             invalid.append(n)
     for n in invalid:
         text = text.replace(f"[{n}]", "")
-    citations = [
+    citations: list[Citation] = [
         {
             "n": n,
             "evidence_id": sources[n - 1]["id"],

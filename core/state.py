@@ -1,14 +1,27 @@
-"""The shared state of a search run, and the narrow payload each executor branch receives."""
+"""The shared state of a search run, its typed records, and the narrow payload of an executor branch.
+
+Every record in the state is a ``TypedDict`` (plain data: checkpoints, ``--json`` and Studio show it
+as is), written once by the node that owns it after validation there: the assessment by the
+Master (``agents/master.py``), the plan by the Planner (``core/plan.py`` validates it), the review
+by ``agents/review.py``, task results by the Executor, the answer by the Writer.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from tools.hub import ToolOutcome
+
 Status = Literal["ok", "failed", "incomplete"]
 Route = Literal["writer_only", "executor", "planner"]
+Complexity = Literal["simple", "moderate", "complex"]
+Strategy = Literal["direct", "parallel", "serial"]
+Decision = Literal["dispatch", "replan", "augment", "write"]
+PlanMode = Literal["plan", "single", "replan", "augment"]
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -59,6 +72,126 @@ class TaskResult(TypedDict):
     plan_version: int
 
 
+class DocumentProbe(TypedDict):
+    """The best passage a quick search of the local documents found for the question."""
+
+    tool: str
+    similarity: float
+    title: str
+
+
+class Assessment(TypedDict):
+    """The Master's reading of a query."""
+
+    rationale: str
+    resolved_query: str
+    intent: str
+    facts_to_find: list[str]
+    complexity: Complexity
+    needs_external_info: bool
+    needs_decomposition: bool
+    strategy: Strategy
+    fallback: bool
+    escalated: str | None
+    probe: DocumentProbe | None
+
+
+class CandidateTool(TypedDict):
+    """A tool inside this query's capability boundary (``ToolSpec.brief()`` plus its rank score)."""
+
+    name: str
+    description: str
+    args: dict[str, str]
+    score: float | None
+
+
+class TaskData(TypedDict):
+    """One task of the plan (``core.plan.Task`` as data)."""
+
+    id: str
+    goal: str
+    tool: str | None
+    args: dict[str, Any]
+    deps: list[str]
+    returns: str
+
+
+class PlanData(TypedDict):
+    """The plan (``core.plan.Plan`` as data); ``version`` grows with every re-plan."""
+
+    tasks: list[TaskData]
+    version: int
+
+
+class PlanEntry(TypedDict):
+    """One version of the plan in the plan log: how it was made and what it replaced."""
+
+    version: int
+    mode: PlanMode
+    tasks: list[TaskData]
+    dropped: list[str]
+    fallback: bool
+    errors: list[str]
+
+
+class Review(TypedDict):
+    """The Master's decision after a wave."""
+
+    decision: Decision
+    reason: str
+    failed: list[str]
+    incomplete: list[str]
+    missing: list[str]
+
+
+class Citation(TypedDict):
+    """A ``[n]`` of the answer, mapped to the evidence it cites."""
+
+    n: int
+    evidence_id: str
+    kind: str
+    title: str
+    source: str
+
+
+class Source(TypedDict):
+    """A numbered source the Writer was shown."""
+
+    n: int
+    id: str
+    kind: str
+    title: str
+    source: str
+
+
+class Answer(TypedDict):
+    """The Writer's answer: short answer, cited text, citations, sources and what is missing."""
+
+    short: str
+    text: str
+    citations: list[Citation]
+    sources: list[Source]
+    basis: Literal["sources", "model_knowledge"]
+    model_knowledge_citations: list[int]
+    uncited_sentences: list[str]
+    invalid_citations: list[int]
+    missing: list[str]
+    attributed_citations: NotRequired[list[dict[str, Any]]]
+    dropped_citations: NotRequired[list[dict[str, Any]]]
+    plan_version: NotRequired[int | None]
+
+
+@dataclass
+class TaskOutcome:
+    """What an executor loop returns for one task, before it becomes a :class:`TaskResult`."""
+
+    status: Status
+    output: str = ""
+    error: str | None = None
+    calls: list[ToolOutcome] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+
+
 class InputState(TypedDict):
     """What a caller sends: the question of this turn."""
 
@@ -71,21 +204,21 @@ class SearchState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     query: str
     today: str
-    assessment: dict[str, Any]
+    assessment: Assessment
     route: Route
-    candidate_tools: list[dict[str, Any]]
-    plan: dict[str, Any] | None
-    plan_log: Annotated[list[dict[str, Any]], extend_list]
+    candidate_tools: list[CandidateTool]
+    plan: PlanData | None
+    plan_log: Annotated[list[PlanEntry], extend_list]
     results: Annotated[dict[str, TaskResult], merge_dicts]
     evidence: Annotated[dict[str, Evidence], merge_dicts]
     discarded: Annotated[list[TaskResult], extend_list]
     augmented: Annotated[list[str], extend_list]
-    review: dict[str, Any]
+    review: Review | None
     replans: int
     waves: int
     started_at: float
     missing: Annotated[list[str], extend_list]
-    answer: dict[str, Any] | None
+    answer: Answer | None
 
 
 class OutputState(TypedDict, total=False):
@@ -93,11 +226,11 @@ class OutputState(TypedDict, total=False):
 
     query: str
     route: Route
-    assessment: dict[str, Any]
-    plan: dict[str, Any] | None
+    assessment: Assessment
+    plan: PlanData | None
     results: dict[str, TaskResult]
     evidence: dict[str, Evidence]
-    answer: dict[str, Any] | None
+    answer: Answer | None
     missing: list[str]
 
 
@@ -110,7 +243,7 @@ def tool_calls_used(state: SearchState) -> int:
 class TaskPayload(TypedDict):
     """The narrow input of one ``execute_task`` branch (sent with ``Send``)."""
 
-    task: dict[str, Any]
+    task: TaskData
     parent_outputs: dict[str, str]
     query: str
     today: str

@@ -38,7 +38,8 @@ async def search(team: Team, hub: ToolHub, task: Task, calls_left: int = 12, **b
     """Run the loop directly on the facts server's search tool."""
     resources = team.resources(hub, make_settings(**budgets))
     spec = hub.specs["facts.search"]
-    return await run_search_task(resources, task, spec, "query", payload(calls_left), "")
+    outcome = await run_search_task(resources, task, spec, "query", payload(calls_left), "")
+    return outcome.status, outcome.output, outcome.error, outcome.calls, outcome.evidence
 
 
 def test_search_tools_are_recognised_by_name_and_query_argument() -> None:
@@ -221,9 +222,10 @@ async def test_a_search_error_fails_the_task_with_the_servers_reason(team: Team,
     )
     resources = team.resources(docs_hub)
 
-    status, _, error, calls, evidence = await run_search_task(
+    outcome = await run_search_task(
         resources, task, docs_hub.specs["docsearch.search"], "query", payload(), ""
     )
+    status, error, calls, evidence = outcome.status, outcome.error, outcome.calls, outcome.evidence
 
     assert status == "failed" and evidence == [] and len(calls) == 1
     assert "no-such-collection" in (error or "")
