@@ -18,13 +18,14 @@ import time
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, create_model
 
 from agents.evidence import evidence_id, tool_evidence
 from agents.executor_search import run_search_task
+from core.events import TaskEndEvent, TaskStartEvent, emit
 from core.plan import REF_PATTERN, Task
-from core.run import Resources, current_resources
+from core.run import Run, RunContext, current_run
 from core.state import Evidence, TaskOutcome, TaskPayload, TaskResult, ToolCallRecord
 from models.structured import StructuredOutputError, structured_call
 from prompts import render
@@ -88,7 +89,7 @@ def _complete_args(task: Task, model: type[BaseModel]) -> dict[str, Any] | None:
 
 
 async def _write_args(
-    resources: Resources, task: Task, spec: ToolSpec, payload: TaskPayload, previous: str
+    run: Run, task: Task, spec: ToolSpec, payload: TaskPayload, previous: str
 ) -> dict[str, Any]:
     model = args_model(spec)
     prompt = render(
@@ -103,24 +104,24 @@ async def _write_args(
     )
     hint = f"\nSuggested arguments: {json.dumps(task.args)}" if task.args else ""
     result = await structured_call(
-        resources.model("executor"),
+        run.model("executor"),
         [HumanMessage(content=prompt + hint)],
         model,
-        constrain=resources.settings.role("executor").constrain_json,
+        constrain=run.settings.role("executor").constrain_json,
     )
     return result.value.model_dump(exclude_none=True)
 
 
-async def _judge(resources: Resources, task: Task, outcome: ToolOutcome) -> Judgement:
+async def _judge(run: Run, task: Task, outcome: ToolOutcome) -> Judgement:
     prompt = render("executor_judge", goal=task.goal, output=outcome.output[:3000])
     result = await structured_call(
-        resources.model("executor"),
+        run.model("executor"),
         [HumanMessage(content=prompt)],
         Judgement,
         fallback=lambda errors: Judgement(
             sufficient=bool(outcome.output.strip()), result=outcome.output[:500]
         ),
-        constrain=resources.settings.role("executor").constrain_json,
+        constrain=run.settings.role("executor").constrain_json,
     )
     return result.value
 
@@ -136,10 +137,10 @@ def _record(outcome: ToolOutcome) -> ToolCallRecord:
     )
 
 
-async def run_tool_task(resources: Resources, task: Task, payload: TaskPayload) -> TaskOutcome:
+async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutcome:
     """Write arguments, call the tool, judge, refine."""
-    hub = resources.tools
-    budgets = resources.settings.budgets
+    hub = run.tools
+    budgets = run.settings.budgets
     qualified = hub.resolve(task.tool or "")
     if qualified is None:
         return TaskOutcome("failed", "", f"tool {task.tool!r} is not available")
@@ -147,7 +148,7 @@ async def run_tool_task(resources: Resources, task: Task, payload: TaskPayload) 
     query_arg = query_argument(spec)
     if query_arg is not None:
         inputs = _inputs_text(payload["parent_outputs"])
-        return await run_search_task(resources, task, spec, query_arg, payload, inputs)
+        return await run_search_task(run, task, spec, query_arg, payload, inputs)
     calls: list[ToolOutcome] = []
     evidence: list[Evidence] = []
     results: list[str] = []
@@ -161,7 +162,7 @@ async def run_tool_task(resources: Resources, task: Task, payload: TaskPayload) 
             break
         if args is None:
             try:
-                args = await _write_args(resources, task, spec, payload, previous)
+                args = await _write_args(run, task, spec, payload, previous)
             except StructuredOutputError as exc:
                 return TaskOutcome(
                     "failed", "", f"could not write arguments for {qualified}: {exc}", calls, evidence
@@ -174,7 +175,7 @@ async def run_tool_task(resources: Resources, task: Task, payload: TaskPayload) 
             continue
         evidence.extend(item for item in tool_evidence(task, outcome) if item not in evidence)
         last_round = round_index == rounds - 1
-        judgement = await _judge(resources, task, outcome)
+        judgement = await _judge(run, task, outcome)
         results.append(judgement.result or outcome.output)
         if judgement.sufficient:
             return TaskOutcome("ok", judgement.result or outcome.output, None, calls, evidence)
@@ -191,7 +192,7 @@ async def run_tool_task(resources: Resources, task: Task, payload: TaskPayload) 
     return TaskOutcome("failed", "", errors, calls, evidence)
 
 
-async def run_model_task(resources: Resources, task: Task, payload: TaskPayload) -> TaskOutcome:
+async def run_model_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutcome:
     """Solve a tool-free task with the executor model; its answer is cited as model knowledge."""
     prompt = render(
         "executor_compute",
@@ -203,15 +204,15 @@ async def run_model_task(resources: Resources, task: Task, payload: TaskPayload)
     )
     try:
         result = await structured_call(
-            resources.model("executor"),
+            run.model("executor"),
             [HumanMessage(content=prompt)],
             Computed,
-            constrain=resources.settings.role("executor").constrain_json,
+            constrain=run.settings.role("executor").constrain_json,
         )
     except StructuredOutputError as exc:
         return TaskOutcome("failed", "", f"the executor model gave no usable answer: {exc}")
     computed = result.value
-    model_name = resources.settings.role("executor").model
+    model_name = run.settings.role("executor").model
     evidence = Evidence(
         id=evidence_id("model", task.goal, computed.result),
         kind="model",
@@ -224,17 +225,16 @@ async def run_model_task(resources: Resources, task: Task, payload: TaskPayload)
     return TaskOutcome(status, computed.result, None, evidence=[evidence])
 
 
-async def execute_task(payload: TaskPayload) -> dict[str, Any]:
+async def execute_task(payload: TaskPayload, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Run one task of the plan (one ``Send`` branch) and report its result and evidence."""
-    resources = await current_resources()
+    run = await current_run(runtime)
     task = Task.model_validate(payload["task"])
-    emit = get_stream_writer()
     started = time.time()
-    emit({"event": "task_start", "task_id": task.id, "goal": task.goal, "tool": task.tool, "at": started})
+    emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=task.tool, at=started))
     if task.tool:
-        outcome = await run_tool_task(resources, task, payload)
+        outcome = await run_tool_task(run, task, payload)
     else:
-        outcome = await run_model_task(resources, task, payload)
+        outcome = await run_model_task(run, task, payload)
     status, output, error = outcome.status, outcome.output, outcome.error
     finished = time.time()
     result = TaskResult(
@@ -251,15 +251,15 @@ async def execute_task(payload: TaskPayload) -> dict[str, Any]:
         plan_version=payload["plan_version"],
     )
     emit(
-        {
-            "event": "task_end",
-            "task_id": task.id,
-            "status": status,
-            "tool": task.tool,
-            "seconds": round(finished - started, 2),
-            "error": error,
-            "output": output[:200],
-        }
+        TaskEndEvent(
+            event="task_end",
+            task_id=task.id,
+            status=status,
+            tool=task.tool,
+            seconds=round(finished - started, 2),
+            error=error,
+            output=output[:200],
+        )
     )
     log.info("task %s %s in %.2fs", task.id, status, finished - started)
     return {"results": {task.id: result}, "evidence": {item["id"]: item for item in outcome.evidence}}

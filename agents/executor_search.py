@@ -30,7 +30,7 @@ from pydantic import BaseModel, BeforeValidator, Field
 
 from agents.evidence import search_evidence
 from core.plan import REF_PATTERN, Task
-from core.run import Resources
+from core.run import Run
 from core.state import Evidence, TaskOutcome, TaskPayload
 from core.text import STOPWORDS, content_words
 from models.structured import structured_call
@@ -212,34 +212,34 @@ def _numbered(view: list[Evidence]) -> str:
     return "\n".join(lines)
 
 
-async def _judge(resources: Resources, task: Task, view: list[Evidence], inputs: str) -> SearchVerdict:
+async def _judge(run: Run, task: Task, view: list[Evidence], inputs: str) -> SearchVerdict:
     prompt = render("executor_search_judge", goal=task.goal, inputs=inputs, passages=_numbered(view))
     top = view[0]["content"][:300] if view else ""
     result = await structured_call(
-        resources.model("executor"),
+        run.model("executor"),
         [HumanMessage(content=prompt)],
         SearchVerdict,
         fallback=lambda errors: SearchVerdict(
             answer=top, sources=[1] if view else [], sufficient=bool(view), next_queries=[]
         ),
-        constrain=resources.settings.role("executor").constrain_json,
+        constrain=run.settings.role("executor").constrain_json,
     )
     return result.value
 
 
 async def _search_round(
-    resources: Resources, qualified: str, queries: list[str], fixed: dict[str, Any], query_arg: str
+    run: Run, qualified: str, queries: list[str], fixed: dict[str, Any], query_arg: str
 ) -> list[ToolOutcome]:
-    timeout = resources.settings.budgets.tool_timeout_s
+    timeout = run.settings.budgets.tool_timeout_s
     return list(
         await asyncio.gather(
-            *(resources.tools.call(qualified, {**fixed, query_arg: q}, timeout_s=timeout) for q in queries)
+            *(run.tools.call(qualified, {**fixed, query_arg: q}, timeout_s=timeout) for q in queries)
         )
     )
 
 
 async def run_search_task(
-    resources: Resources, task: Task, spec: ToolSpec, query_arg: str, payload: TaskPayload, inputs: str
+    run: Run, task: Task, spec: ToolSpec, query_arg: str, payload: TaskPayload, inputs: str
 ) -> TaskOutcome:
     """Search in rounds until the passages answer the task or a budget runs out.
 
@@ -247,7 +247,7 @@ async def run_search_task(
         The status (ok | incomplete | failed), the answer found or the error, the calls made, and
         the evidence relied on (passages with their search-server ids).
     """
-    budgets = resources.settings.budgets
+    budgets = run.settings.budgets
     calls_left = max(payload["tool_calls_left"], 0)
     deadline = payload.get("deadline", float("inf"))
     fixed = _fixed_args(task, spec, query_arg, budgets.search_k)
@@ -255,19 +255,19 @@ async def run_search_task(
     planned = _plan_query(task, query_arg)
     queries = [planned] if planned else None
     if queries is None:  # the task itself is the first query: a floor under the model's sub-queries
-        written = await _subqueries(resources, task, inputs, progress)
+        written = await _subqueries(run, task, inputs, progress)
         queries = [_goal_query(task), *written]
     for round_index in range(budgets.max_executor_rounds):
         if progress.calls and time.time() >= deadline:
             log.info("task %s: the run's time budget ran out after %d call(s)", task.id, len(progress.calls))
             break
         if queries is None:
-            queries = await _subqueries(resources, task, inputs, progress)
+            queries = await _subqueries(run, task, inputs, progress)
         queries = progress.new_queries(queries)[: min(MAX_SUBQUERIES, calls_left - len(progress.calls))]
         if not queries:
             break
         progress.asked += queries
-        outcomes = await _search_round(resources, spec.name, queries, fixed, query_arg)
+        outcomes = await _search_round(run, spec.name, queries, fixed, query_arg)
         progress.calls += outcomes
         fresh = [item for item in _interleave(outcomes, task) if item["id"] not in progress.passages]
         progress.passages.update((item["id"], item) for item in fresh)
@@ -276,7 +276,7 @@ async def run_search_task(
             queries = None
             continue
         view = _view(progress, fresh)
-        verdict = await _judge(resources, task, view, inputs)
+        verdict = await _judge(run, task, view, inputs)
         cited = [view[n - 1]["id"] for n in verdict.sources if 1 <= n <= len(view)]
         progress.relied = list(dict.fromkeys(cited)) or progress.relied
         if verdict.answer.strip():
@@ -293,11 +293,11 @@ def _goal_query(task: Task) -> str:
     return goal if len(goal) <= MAX_QUERY_CHARS else goal[:MAX_QUERY_CHARS].rsplit(" ", 1)[0]
 
 
-async def _subqueries(resources: Resources, task: Task, inputs: str, progress: SearchProgress) -> list[str]:
+async def _subqueries(run: Run, task: Task, inputs: str, progress: SearchProgress) -> list[str]:
     return await write_subqueries(
-        resources.model("executor"),
+        run.model("executor"),
         task.goal,
-        constrain=resources.settings.role("executor").constrain_json,
+        constrain=run.settings.role("executor").constrain_json,
         inputs=inputs,
         previous=_asked(progress),
     )

@@ -16,11 +16,12 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
-from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 from pydantic import BaseModel, Field
 
-from core.run import Resources, current_resources
+from core.events import RouteEvent, emit
+from core.run import Run, RunContext, current_run
 from core.state import Assessment, Complexity, Route, SearchState, Strategy
 from core.text import format_history
 from models.structured import structured_call
@@ -155,11 +156,11 @@ def searchable_documents(specs: Iterable[ToolSpec]) -> str:
     return "\n".join(lines) or "(none)"
 
 
-async def probe_documents(resources: Resources, query: str) -> Probe | None:
+async def probe_documents(run: Run, query: str) -> Probe | None:
     """Search the local documents with the question; the best match, if any search tool reports
     similarities (``docsearch`` does: the MiniLM cosine of each passage to the query)."""
     best: Probe | None = None
-    for spec in resources.tools.specs.values():
+    for spec in run.tools.specs.values():
         argument = query_argument(spec)
         if argument is None:
             continue
@@ -167,9 +168,7 @@ async def probe_documents(resources: Resources, query: str) -> Probe | None:
         if "k" in spec.parameters.get("properties", {}):
             args["k"] = PROBE_K
         # the tool's own timeout: the first search of a fresh server also loads the embedding model
-        outcome = await resources.tools.call(
-            spec.name, args, timeout_s=resources.settings.budgets.tool_timeout_s
-        )
+        outcome = await run.tools.call(spec.name, args, timeout_s=run.settings.budgets.tool_timeout_s)
         if not outcome.ok:
             log.info("document probe with %s failed: %s", spec.name, outcome.error)
             continue
@@ -181,7 +180,7 @@ async def probe_documents(resources: Resources, query: str) -> Probe | None:
     return best
 
 
-async def ground_in_documents(resources: Resources, assessment: Reading, query: str) -> Reading:
+async def ground_in_documents(run: Run, assessment: Reading, query: str) -> Reading:
     """Probe the local documents; send a question the model would answer from memory to them when
     they cover it.
 
@@ -193,10 +192,10 @@ async def ground_in_documents(resources: Resources, assessment: Reading, query: 
     selection puts an on-topic search tool first, whatever the question's wording shares with the
     tool descriptions.
     """
-    threshold = resources.settings.document_probe_similarity
+    threshold = run.settings.document_probe_similarity
     if threshold >= 1:
         return assessment
-    probe = await probe_documents(resources, assessment.resolved_query or query)
+    probe = await probe_documents(run, assessment.resolved_query or query)
     if probe is None:
         return assessment
     assessment.probe = probe
@@ -215,33 +214,35 @@ def route_for(assessment: Reading) -> Route:
     return ROUTES[assessment.complexity]
 
 
-async def assess(state: SearchState) -> Command[Literal["writer", "select_tools"]]:
+async def assess(
+    state: SearchState, runtime: Runtime[RunContext]
+) -> Command[Literal["writer", "select_tools"]]:
     """Start a turn: record the question, assess it, and choose the team configuration.
 
     Writer-only queries go straight to the Writer; the other two configurations select tools first.
     """
-    resources = await current_resources()
+    run = await current_run(runtime)
     query = state["query"].strip()
     if not query:
         raise ValueError("the query is empty")
-    today = resources.now().strftime("%A, %Y-%m-%d %H:%M %Z").strip()
+    today = run.now().strftime("%A, %Y-%m-%d %H:%M %Z").strip()
     history = format_history(state.get("messages", []))
-    documents = searchable_documents(resources.tools.specs.values())
+    documents = searchable_documents(run.tools.specs.values())
     prompt = render("master_assess", today=today, history=history, query=query, documents=documents)
     result = await structured_call(
-        resources.model("master"),
+        run.model("master"),
         [HumanMessage(content=prompt)],
         AssessmentReply,
         check=lambda reply: calibrate(reply, query),
         fallback=lambda errors: rule_assessment(query),
-        constrain=resources.settings.role("master").constrain_json,
+        constrain=run.settings.role("master").constrain_json,
     )
     assessment = result.value
     assessment.resolved_query = usable_resolution(assessment.resolved_query, query)
-    assessment = await ground_in_documents(resources, assessment, query)
+    assessment = await ground_in_documents(run, assessment, query)
     route = route_for(assessment)
     record = assessment.record()
-    get_stream_writer()({"event": "route", "route": route, "assessment": record})
+    emit(RouteEvent(event="route", route=route, assessment=record))
     update = {
         "messages": [HumanMessage(content=query)],
         "today": today,

@@ -16,12 +16,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from pydantic import BaseModel, Field
 
+from core.events import PlanEvent, emit
 from core.plan import REF_PATTERN, Plan, Task, current_plan, validate_plan
-from core.run import current_resources
+from core.run import RunContext, current_run
 from core.state import PlanEntry, PlanMode, SearchState, TaskResult
 from models.structured import structured_call
 from prompts import render
@@ -169,7 +170,7 @@ def publish(
         "errors": errors or [],
     }
     log.info("plan v%d (%s): %s", new_plan.version, mode, json.dumps(entry["tasks"])[:500])
-    get_stream_writer()({"event": "plan", **entry, "waves": new_plan.waves()})
+    emit(PlanEvent(event="plan", **entry, waves=new_plan.waves()))
     return {"plan": new_plan.model_dump(), "plan_log": [entry]}
 
 
@@ -180,10 +181,10 @@ def single_task_plan(query: str, tool: str | None) -> dict[str, Any]:
     )
 
 
-async def plan(state: SearchState) -> dict[str, Any]:
+async def plan(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Write the first plan, or re-plan / augment it as the Master's review directs."""
-    resources = await current_resources()
-    budgets = resources.settings.budgets
+    run = await current_run(runtime)
+    budgets = run.settings.budgets
     candidates = state.get("candidate_tools", [])
     assessment = state.get("assessment", {})
     query = assessment.get("resolved_query") or state["query"]
@@ -202,7 +203,7 @@ async def plan(state: SearchState) -> dict[str, Any]:
         context = ""
     elif mode == "replan":
         failed_tools = {old.by_id()[tid].tool for tid in review.get("failed", []) if old.by_id()[tid].tool}
-        candidates = widen_candidates(candidates, failed_tools, resources.tools.specs)  # type: ignore[arg-type]
+        candidates = widen_candidates(candidates, failed_tools, run.tools.specs)  # type: ignore[arg-type]
         dropped = set(review.get("failed", []))
         for task_id in list(dropped):
             dropped |= old.descendants(task_id)
@@ -268,7 +269,7 @@ async def plan(state: SearchState) -> dict[str, Any]:
         query=query,
     )
     result = await structured_call(
-        resources.model("planner"),
+        run.model("planner"),
         [HumanMessage(content=prompt)],
         PlanSketch,
         check=check,
@@ -278,7 +279,7 @@ async def plan(state: SearchState) -> dict[str, Any]:
             _fresh_id(taken | dropped),
             failed_before,
         ),
-        constrain=resources.settings.role("planner").constrain_json,
+        constrain=run.settings.role("planner").constrain_json,
     )
     new_tasks: list[Task] = result.value
     if mode == "augment":

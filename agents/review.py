@@ -13,12 +13,13 @@ import logging
 import time
 from typing import Literal
 
-from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
+from core.events import ReviewEvent, emit
 from core.plan import Plan, current_plan
-from core.run import current_resources
+from core.run import RunContext, current_run
 from core.settings import Budgets
 from core.state import Decision, Review, SearchState, tool_calls_used
 
@@ -108,13 +109,15 @@ def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Ve
     return Verdict(decision="write", reason="all tasks completed", incomplete=incomplete)
 
 
-async def review(state: SearchState) -> Command[Literal["dispatch", "plan", "writer"]]:
+async def review(
+    state: SearchState, runtime: Runtime[RunContext]
+) -> Command[Literal["dispatch", "plan", "writer"]]:
     """Master review after a wave: record the decision and go where it leads."""
-    resources = await current_resources()
-    verdict = decide(state, resources.settings.budgets)
+    run = await current_run(runtime)
+    verdict = decide(state, run.settings.budgets)
     log.info("review: %s (%s)", verdict.decision, verdict.reason)
     record = verdict.record()
-    get_stream_writer()({"event": "review", **record})
+    emit(ReviewEvent(event="review", **record))
     update: dict[str, object] = {"review": record}
     if verdict.missing:
         update["missing"] = verdict.missing

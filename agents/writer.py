@@ -13,12 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
 
 from agents.citations import check_citations
 from agents.short_answer import split_short_answer
+from core.events import AnswerEvent, emit
 from core.plan import current_plan
-from core.run import current_resources
+from core.run import RunContext, current_run
 from core.state import Answer, Citation, Evidence, SearchState
 from core.text import CITATION, format_history, sentences
 from models.structured import message_text, strip_thinking
@@ -92,9 +93,9 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str], short: 
     }
 
 
-async def write(state: SearchState) -> dict[str, Any]:
+async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Write the final answer of the turn."""
-    resources = await current_resources()
+    run = await current_run(runtime)
     assessment = state.get("assessment", {})
     query = state["query"]
     sources = number_sources(state)
@@ -120,7 +121,7 @@ async def write(state: SearchState) -> dict[str, Any]:
             missing=gaps,
             query=question,
         )
-    reply = await resources.model("writer").ainvoke([HumanMessage(content=prompt)])
+    reply = await run.model("writer").ainvoke([HumanMessage(content=prompt)])
     short, text = split_short_answer(strip_thinking(message_text(reply)))
     check = check_citations(text, sources)
     answer = build_answer(check.text, sources, missing, short)
@@ -128,5 +129,5 @@ async def write(state: SearchState) -> dict[str, Any]:
     answer["dropped_citations"] = check.dropped
     plan = current_plan(state)
     answer["plan_version"] = plan.version if plan else None
-    get_stream_writer()({"event": "answer", "answer": answer})
+    emit(AnswerEvent(event="answer", answer=answer))
     return {"answer": answer, "messages": [AIMessage(content=answer["text"])]}

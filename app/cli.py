@@ -1,4 +1,7 @@
-"""The ``aisearch`` command line: ``ask`` a question (streamed as it happens), manage models, show config."""
+"""The ``aisearch`` command line: ``ask`` a question (streamed as it happens), manage models, show config.
+
+Argument parsing and the run's setup live here; how a run is shown is ``app/render.py``.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +14,11 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import httpx
 from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -26,20 +27,19 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.tree import Tree
 
+from app.bench_cli import register as register_bench
 from app.eval_cli import register as register_eval
 from app.index_cli import register as register_index
 from app.models_cli import register as register_models
-from core.run import Resources, use_resources
+from app.render import ProgressPrinter, print_answer
+from core.run import RunContext, open_run
 from core.settings import Settings, load_settings
-from evals.bench_models import register as register_bench
 from graph.builder import build_graph
 from models.assemble import AssemblyError
 from models.config import ROLES, ConfigError
-from models.factory import ModelUnavailableError, build_chat_model
-from models.local_server import LocalServerError, ensure_server
-from tools.hub import ToolHub
+from models.factory import ModelUnavailableError
+from models.local_server import LocalServerError
 from tools.index.first_run import default_build_enabled, ensure_default_collection
 from tools.index.service import default_build_needed
 from tools.index.store import IndexStore
@@ -80,67 +80,6 @@ def check_endpoints(settings: Settings, timeout_s: float = 5.0) -> None:
                 "Start it, or set AISEARCH_BASE_URL / AISEARCH_<ROLE>_BASE_URL to an OpenAI-compatible "
                 "endpoint, or unset them to use the embedded local models."
             ) from exc
-
-
-class ProgressPrinter:
-    """Prints the run as it happens: route, plan tree, task start/finish, streamed answer."""
-
-    def __init__(self, console: Console) -> None:
-        """Print to ``console``."""
-        self.console = console
-        self.streamed = False
-
-    def event(self, event: dict[str, Any]) -> None:
-        """Render one custom stream event."""
-        kind = event.get("event")
-        if kind == "route":
-            a = event["assessment"]
-            self.console.print(
-                f"[bold]route[/] {event['route']}  ({a['complexity']}, strategy {a['strategy']}"
-                f"{', rule fallback' if a.get('fallback') else ''}) - {a.get('rationale', '')}"
-            )
-        elif kind == "tools":
-            self.console.print(f"[bold]tools[/] {', '.join(event['candidates']) or '(none)'}")
-        elif kind == "plan":
-            self.console.print(plan_tree(event))
-        elif kind == "task_start":
-            self.console.print(
-                f"  [cyan]▶ {event['task_id']}[/] {event['goal']}  [dim]{event['tool'] or 'model'}[/]"
-            )
-        elif kind == "task_end":
-            colour = {"ok": "green", "incomplete": "yellow"}.get(event["status"], "red")
-            detail = event.get("error") or event.get("output", "")
-            self.console.print(
-                f"  [{colour}]■ {event['task_id']} {event['status']}[/] in {event['seconds']:.1f}s"
-                f"  [dim]{detail[:120]}[/]"
-            )
-        elif kind == "review" and event["decision"] != "write":
-            self.console.print(f"[bold]review[/] {event['decision']}: {event['reason']}")
-        elif kind == "review":
-            self.console.print(f"[bold]review[/] write: {event['reason']}")
-
-    def token(self, text: str) -> None:
-        """Print a streamed answer token."""
-        if not self.streamed:
-            self.console.print("[bold]answer[/]")
-            self.streamed = True
-        self.console.print(text, end="", markup=False, highlight=False)
-
-
-def plan_tree(event: dict[str, Any]) -> Tree:
-    """The plan as a tree of waves (tasks in one wave run in parallel)."""
-    tasks = {task["id"]: task for task in event["tasks"]}
-    label = (
-        f"[bold]plan v{event['version']}[/] ({event['mode']}{', fallback' if event.get('fallback') else ''})"
-    )
-    tree = Tree(label)
-    for index, wave in enumerate(event.get("waves", []), start=1):
-        branch = tree.add(f"wave {index}" + (" (parallel)" if len(wave) > 1 else ""))
-        for task_id in wave:
-            task = tasks[task_id]
-            deps = f" ← {', '.join(task['deps'])}" if task["deps"] else ""
-            branch.add(f"{task_id}: {task['goal']} [dim]({task['tool'] or 'model'}){deps}[/]")
-    return tree
 
 
 async def first_run_index(console: Console, store: IndexStore | None = None) -> bool:
@@ -195,42 +134,6 @@ async def first_run_index(console: Console, store: IndexStore | None = None) -> 
     return True
 
 
-def print_short(console: Console, answer: dict[str, Any]) -> None:
-    """The short answer, in bold, above the cited explanation (when the Writer gave one)."""
-    short = answer.get("short") or ""
-    if short and not answer.get("text", "").startswith(short):
-        console.print(f"[bold]{escape(answer['short'])}[/]", highlight=False)
-
-
-def print_answer(console: Console, answer: dict[str, Any], streamed: bool) -> None:
-    """The answer (unless already streamed) and its numbered sources."""
-    if streamed:
-        console.print()
-        if answer.get("attributed_citations") or answer.get("dropped_citations"):
-            console.print("[bold]answer, with citations checked against the sources[/]")
-            print_short(console, answer)
-            console.print(answer["text"], markup=False, highlight=False)
-    else:
-        console.print("[bold]answer[/]")
-        print_short(console, answer)
-        console.print(answer["text"], markup=False, highlight=False)
-    cited = {c["n"] for c in answer["citations"]}
-    if answer["sources"]:
-        console.print("[bold]sources[/]")
-        for source in answer["sources"]:
-            mark = "" if source["n"] in cited else " [dim](not cited)[/]"
-            note = (
-                " [yellow](model knowledge, not a retrieved source)[/]" if source["kind"] == "model" else ""
-            )
-            console.print(
-                f"  [{source['n']}] {source['title']} - {source['source']}{note}{mark}", highlight=False
-            )
-    elif answer["basis"] == "model_knowledge":
-        console.print("[dim](answered from the model's own knowledge; no sources were consulted)[/]")
-    for gap in answer.get("missing", []):
-        console.print(f"[yellow]missing:[/] {gap}")
-
-
 async def ask(args: argparse.Namespace) -> int:
     """Run one question through the graph on a (new or continued) thread."""
     settings = load_settings(args.config)
@@ -240,9 +143,6 @@ async def ask(args: argparse.Namespace) -> int:
         settings.mcp_config = Path(args.mcp_config).expanduser()
     check_endpoints(settings)
     console = Console(stderr=args.json)
-    if any(settings.role(role).is_local for role in ROLES):
-        with console.status("starting the local model server (the first run assembles the models)…"):
-            await asyncio.to_thread(ensure_server, settings)
     printer = ProgressPrinter(console)
     settings.db_path.parent.mkdir(parents=True, exist_ok=True)
     thread_id = args.thread or uuid.uuid4().hex[:12]
@@ -259,20 +159,21 @@ async def ask(args: argparse.Namespace) -> int:
         connections = load_connections(settings.mcp_config)
         if not indexed and connections.get("docsearch", {}).get("args") == ["-m", DOCSEARCH_MODULE]:
             del connections["docsearch"]  # the bundled one would only serve the half-built index
-        async with ToolHub.open(connections) as hub:
-            for server, error in hub.server_errors.items():
+        async with open_run(settings, connections=connections, status=console.status) as run:
+            for server, error in run.tools.server_errors.items():
                 console.print(f"[yellow]MCP server {server} unavailable:[/] {error}")
-            resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
             console.print(f"[dim]thread {thread_id}[/]")
-            with use_resources(resources):
-                stream = graph.astream({"query": args.question}, config, stream_mode=["custom", "messages"])
-                async for mode, chunk in stream:
-                    if mode == "custom":
-                        printer.event(chunk)
-                    elif not args.json:
-                        message, meta = chunk
-                        if meta.get("langgraph_node") == "writer" and isinstance(message, AIMessageChunk):
-                            printer.token(message.text)
+            context = RunContext(run=run)
+            stream = graph.astream(
+                {"query": args.question}, config, context=context, stream_mode=["custom", "messages"]
+            )
+            async for mode, chunk in stream:
+                if mode == "custom":
+                    printer.event(chunk)
+                elif not args.json:
+                    message, meta = chunk
+                    if meta.get("langgraph_node") == "writer" and isinstance(message, AIMessageChunk):
+                        printer.token(message.text)
         values = (await graph.aget_state(config)).values
     answer = values.get("answer") or {}
     if args.json:

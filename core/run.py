@@ -1,77 +1,137 @@
-"""What nodes need besides the state: settings, per-role chat models, the MCP tool hub, a clock.
+"""The run: what nodes need besides the state (settings, per-role chat models, the MCP tool hub, a clock).
 
-Callers (the CLI, tests, the HTTP app) build a :class:`Resources` and run the graph inside
-:func:`use_resources`; ``langgraph dev`` / Studio get a process-wide default built lazily from the
-settings. Resources live in a context variable so that they never enter the checkpointed state
-or the run configuration (chat models and MCP sessions are not serialisable).
+One place opens it, :func:`open_run`, used by the CLI, the evaluations and the LangGraph Server
+export alike; it owns the local model server (started when a role uses it), the tool hub and the
+chat models. The graph receives it as LangGraph's run context (``context_schema``)::
+
+    async with open_run(settings) as run:
+        await graph.ainvoke({"query": question}, config, context=RunContext(run=run))
+
+and a node reads it from its ``Runtime`` with :func:`current_run`. Chat models and MCP sessions
+are not serialisable, so they never enter the checkpointed state or the run configuration.
+
+LangGraph Server (``langgraph dev``, Studio) cannot send live objects and passes an empty context;
+its nodes use the server process's own run, opened with :func:`open_run` on first use and kept for
+the life of the process.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import Runtime
+from pydantic import ConfigDict
+from pydantic.json_schema import SkipJsonSchema
 
 from core.settings import Settings, load_settings
 from models.config import ROLES, Role
+from models.factory import build_chat_model
+from models.local_server import ensure_server_state, stop_server
 from tools.hub import ToolHub
 from tools.registry import load_connections
 
-ModelProvider = Callable[[Role], BaseChatModel]
+log = logging.getLogger(__name__)
 
-_CURRENT: ContextVar[Resources | None] = ContextVar("aisearch_resources", default=None)
-_DEFAULT: Resources | None = None
-_DEFAULT_LOCK = asyncio.Lock()
+ModelProvider = Callable[[Role], BaseChatModel]
+Clock = Callable[[], datetime]
+Status = Callable[[str], AbstractContextManager[Any]]
+SERVER_START = "starting the local model server (the first run assembles the models)…"
+
+
+def local_now() -> datetime:
+    """The current time in the local timezone."""
+    return datetime.now().astimezone()
 
 
 @dataclass
-class Resources:
-    """Run-time dependencies of the graph's nodes."""
+class Run:
+    """The objects one run of the graph uses."""
 
     settings: Settings
     models: ModelProvider
     tools: ToolHub
-    now: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
+    now: Clock = local_now
     _cache: dict[Role, BaseChatModel] = field(default_factory=dict, repr=False)
 
     def model(self, role: Role) -> BaseChatModel:
-        """The chat model of ``role`` (built once per resources)."""
+        """The chat model of ``role`` (built once per run)."""
         if role not in self._cache:
             self._cache[role] = self.models(role)
         return self._cache[role]
 
 
-@contextmanager
-def use_resources(resources: Resources) -> Iterator[Resources]:
-    """Make ``resources`` the ones graph nodes see inside this block (and the tasks it starts)."""
-    token = _CURRENT.set(resources)
-    try:
-        yield resources
-    finally:
-        _CURRENT.reset(token)
+@dataclass(kw_only=True)
+class RunContext:
+    """The graph's ``context_schema``: the open run of this invocation.
+
+    Empty when LangGraph Server builds it from a request (no live objects travel over HTTP).
+    """
+
+    # LangGraph Server asks for the context's JSON schema: the run is left out of it
+    __pydantic_config__ = ConfigDict(arbitrary_types_allowed=True)
+
+    run: SkipJsonSchema[Run | None] = None
 
 
-async def current_resources() -> Resources:
-    """The resources of the running graph; a lazily built process-wide default otherwise."""
-    resources = _CURRENT.get()
-    if resources is not None:
-        return resources
-    global _DEFAULT
-    async with _DEFAULT_LOCK:
-        if _DEFAULT is None:
-            from models.factory import build_chat_model
+@asynccontextmanager
+async def open_run(
+    settings: Settings,
+    *,
+    connections: dict[str, dict[str, Any]] | None = None,
+    models: ModelProvider | None = None,
+    now: Clock = local_now,
+    status: Status = lambda message: nullcontext(),
+) -> AsyncIterator[Run]:
+    """Open a run: the local model server when a role uses it, the MCP tool hub, the chat models.
 
-            settings = load_settings()
-            if any(settings.role(role).is_local for role in ROLES):
-                from models.local_server import ensure_server
+    Args:
+        settings: The effective settings.
+        connections: MCP connections (default: the bundled servers and ``settings.mcp_config``).
+        models: The chat model of each role (default: built from ``settings``).
+        now: The clock the Master grounds dates in.
+        status: Wraps the model server's start, e.g. a console spinner (``Console.status``).
 
-                await asyncio.to_thread(ensure_server, settings)  # blocking start, off the event loop
-            hub = ToolHub(load_connections(settings.mcp_config))
-            await hub.start()
-            _DEFAULT = Resources(settings, lambda role: build_chat_model(role, settings), hub)
-    return _DEFAULT
+    A model server started here is stopped on exit only when ``local.keep_running`` is off; the
+    hub's servers always stop on exit.
+    """
+    async with AsyncExitStack() as stack:
+        if any(settings.role(role).is_local for role in ROLES):
+            with status(SERVER_START):
+                _, started = await asyncio.to_thread(ensure_server_state, settings)  # blocking start
+            if started and not settings.local.keep_running:
+                stack.push_async_callback(asyncio.to_thread, stop_server)
+        if connections is None:
+            connections = load_connections(settings.mcp_config)
+        hub = await stack.enter_async_context(ToolHub.open(connections))
+        for server, error in hub.server_errors.items():
+            log.info("MCP server %s unavailable: %s", server, error)
+        yield Run(settings, models or (lambda role: build_chat_model(role, settings)), hub, now)
+
+
+_SERVER_RUNS = AsyncExitStack()
+_SERVER_RUN: Run | None = None
+_SERVER_LOCK = asyncio.Lock()
+
+
+async def server_run() -> Run:
+    """The run of a LangGraph Server process: opened from the settings on first use, kept open."""
+    global _SERVER_RUN
+    async with _SERVER_LOCK:
+        if _SERVER_RUN is None:
+            _SERVER_RUN = await _SERVER_RUNS.enter_async_context(open_run(load_settings()))
+    return _SERVER_RUN
+
+
+async def current_run(runtime: Runtime[RunContext]) -> Run:
+    """The run a node works in: the one its caller passed, else the server process's own."""
+    context = runtime.context
+    if context is not None and context.run is not None:
+        return context.run
+    return await server_run()

@@ -10,8 +10,6 @@ Results go to ``evals/results/bench-models-<date>.json`` and ``.md``.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import json
 import logging
 import platform
@@ -26,17 +24,14 @@ from openai import AsyncOpenAI
 
 from agents.master import AssessmentReply as Assessment
 from agents.planner import PlanSketch, describe_tools
-from core.run import Resources
+from core.run import open_run
 from core.settings import Settings, load_settings
 from evals.stats import percentile
 from evals.timed_run import timed_run
 from models.config import Role
-from models.factory import build_chat_model
 from models.local_server import ensure_server, stop_server
 from models.structured import extract_json, schema_response_format
 from prompts import render
-from tools.hub import ToolHub
-from tools.registry import load_connections
 
 log = logging.getLogger(__name__)
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -251,10 +246,9 @@ async def executor_thought_comparison(client: AsyncOpenAI, model: str) -> dict[s
 async def end_to_end(settings: Settings) -> list[dict[str, Any]]:
     """The paper's three example queries through the whole graph on the local models."""
     rows = []
-    async with ToolHub.open(load_connections(settings.mcp_config)) as hub:
-        resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
+    async with open_run(settings) as opened:
         for expected, query in ROUTE_QUERIES:
-            state, seconds, first_token = await timed_run(resources, query, expected)
+            state, seconds, first_token = await timed_run(opened, query, expected)
             results = state.get("results", {}).values()
             rows.append(
                 {
@@ -336,27 +330,3 @@ def markdown(report: dict[str, Any]) -> str:
                 f"{row['time_to_first_answer_token_s']} | {tasks} |"
             )
     return "\n".join(lines) + "\n"
-
-
-def main(args: argparse.Namespace) -> int:
-    """Run the benchmark and write the results."""
-    report = asyncio.run(run(args.repeat, not args.no_routes))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"bench-models-{report['date']}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=2))
-    stem.with_suffix(".md").write_text(markdown(report))
-    print(markdown(report))  # noqa: T201 - the command's output
-    return 0
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``aisearch bench models``."""
-    bench = subparsers.add_parser("bench", help="benchmarks")
-    sub = bench.add_subparsers(dest="bench_command", required=True)
-    models = sub.add_parser("models", help="local model speed per role and end to end")
-    models.add_argument("--repeat", type=int, default=5)
-    models.add_argument("--no-routes", action="store_true", help="skip the end-to-end route runs")
-    models.set_defaults(func=main)
-    from evals.bench_search import register as register_search
-
-    register_search(sub)

@@ -12,9 +12,7 @@ with the executor model's sub-queries. Results go to ``evals/results/bench-searc
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import logging
 import os
 import platform
@@ -24,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.executor_search import write_subqueries
-from core.run import Resources
+from core.run import open_run
 from core.settings import load_settings
 from core.text import CITATION, sentences
 from evals.stats import percentile
@@ -32,12 +30,10 @@ from evals.timed_run import timed_run
 from models.config import ROLES
 from models.factory import build_chat_model
 from models.local_server import ensure_server
-from tools.hub import ToolHub
 from tools.index.first_run import ensure_default_collection
 from tools.index.paths import DEFAULT_COLLECTION
 from tools.index.search import Searcher
 from tools.index.store import IndexStore
-from tools.registry import load_connections
 
 log = logging.getLogger(__name__)
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -94,12 +90,11 @@ async def retrieval_check(store: IndexStore, settings: Any) -> list[dict[str, An
 async def end_to_end(settings: Any) -> list[dict[str, Any]]:
     """Every question through the whole graph; what was searched, found, cited, and how fast."""
     rows = []
-    async with ToolHub.open(load_connections(settings.mcp_config)) as hub:
-        if "docsearch.search" not in hub.specs:
-            raise RuntimeError(f"the docsearch server did not start: {hub.server_errors}")
-        resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
+    async with open_run(settings) as opened:
+        if "docsearch.search" not in opened.tools.specs:
+            raise RuntimeError(f"the docsearch server did not start: {opened.tools.server_errors}")
         for index, (question, expected) in enumerate(QUESTIONS):
-            state, seconds, first_token = await timed_run(resources, question, f"q{index}")
+            state, seconds, first_token = await timed_run(opened, question, f"q{index}")
             rows.append(_row(question, expected, state, seconds, first_token))
             log.info("%s: %s in %.1f s", question, rows[-1]["route"], seconds)
     return rows
@@ -216,22 +211,3 @@ def markdown(report: dict[str, Any]) -> str:
         )
     lines += ["", "Command: `aisearch bench search`"]
     return "\n".join(lines) + "\n"
-
-
-def main(args: argparse.Namespace) -> int:
-    """Run the benchmark and write the results."""
-    report = asyncio.run(run())
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"bench-search-{report['date']}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
-    stem.with_suffix(".md").write_text(markdown(report))
-    print(markdown(report))  # noqa: T201 - the command's output
-    return 0
-
-
-def register(bench_subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``aisearch bench search`` to the ``bench`` group."""
-    search = bench_subparsers.add_parser(
-        "search", help="document search end to end on the standard-library docs (route, citations, latency)"
-    )
-    search.set_defaults(func=main)

@@ -41,7 +41,7 @@ from langsmith import Client, tracing_context
 from langsmith.evaluation import aevaluate
 from langsmith.schemas import Example
 
-from core.run import Resources
+from core.run import Run, open_run
 from core.text import CITATION, sentences
 from evals.baseline import Baselines
 from evals.judge import Judge
@@ -78,9 +78,9 @@ class QAOptions:
 
 @dataclass
 class QAContext:
-    """The live parts a run uses: the graph's resources, the baselines, the judge."""
+    """The live parts a run uses: the graph's run (models, tools), the baselines, the judge."""
 
-    resources: Resources
+    run: Run
     baselines: Baselines | None
     judge: Judge | None
 
@@ -180,7 +180,7 @@ async def run_system(name: str, question: dict[str, Any], context: QAContext, ti
     try:
         if name == "aisearch":
             trace = await asyncio.wait_for(
-                traced_run(context.resources, text, f"eval-{question['id']}-{uuid.uuid4().hex[:6]}"),
+                traced_run(context.run, text, f"eval-{question['id']}-{uuid.uuid4().hex[:6]}"),
                 timeout_s,
             )
             return aisearch_record(trace)
@@ -477,10 +477,7 @@ async def open_context(
     from langchain_openai import ChatOpenAI
 
     from evals.retrieval import default_eval_index_dir
-    from models.config import ROLES
     from models.factory import build_chat_model
-    from models.local_server import ensure_server
-    from tools.hub import ToolHub
     from tools.index.ingest import index_sources
     from tools.index.search import Searcher
     from tools.index.sources import file_source
@@ -510,12 +507,13 @@ async def open_context(
             env={**docsearch.get("env", {}), "AISEARCH_DOCSEARCH_COLLECTION": collection},
         )
         connections["docsearch"] = docsearch
-    if any(settings.role(role).is_local for role in ROLES):
-        await asyncio.to_thread(ensure_server, settings)
-    async with ToolHub.open(connections) as hub:
-        for server, error in hub.server_errors.items():
+
+    def models(role: Any) -> Any:
+        return unstreamed(build_chat_model(role, settings))
+
+    async with open_run(settings, connections=connections, models=models) as run:
+        for server, error in run.tools.server_errors.items():
             log.warning("MCP server %s unavailable: %s", server, error)
-        resources = Resources(settings, lambda role: unstreamed(build_chat_model(role, settings)), hub)
         needs_baselines = any(s in systems for s in ("rag", "closed_book"))
         baselines = Baselines(build_chat_model("writer", settings), searcher) if needs_baselines else None
         grader = None
@@ -534,4 +532,4 @@ async def open_context(
                 grader = Judge(
                     build_chat_model("writer", settings), constrain=settings.role("writer").constrain_json
                 )
-        yield QAContext(resources=resources, baselines=baselines, judge=grader)
+        yield QAContext(run=run, baselines=baselines, judge=grader)

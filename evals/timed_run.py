@@ -7,22 +7,22 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from core.run import Resources, use_resources
+from core.run import Run, RunContext
 from graph.builder import build_graph
 
 
-async def timed_run(
-    resources: Resources, query: str, thread_id: str
-) -> tuple[dict[str, Any], float, float | None]:
+async def timed_run(run: Run, query: str, thread_id: str) -> tuple[dict[str, Any], float, float | None]:
     """Run ``query`` on a fresh in-memory thread; return the final state, the seconds it took and
     the seconds until the Writer streamed its first token (None if it streamed nothing)."""
     graph = build_graph(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 200}
     start = time.perf_counter()
     first_token = None
-    with use_resources(resources):
-        async for mode, chunk in graph.astream({"query": query}, config, stream_mode=["messages", "custom"]):
-            if mode == "messages" and chunk[1].get("langgraph_node") == "writer" and first_token is None:
-                first_token = time.perf_counter() - start
+    context = RunContext(run=run)
+    async for mode, chunk in graph.astream(
+        {"query": query}, config, context=context, stream_mode=["messages", "custom"]
+    ):
+        if mode == "messages" and chunk[1].get("langgraph_node") == "writer" and first_token is None:
+            first_token = time.perf_counter() - start
     seconds = time.perf_counter() - start
     return (await graph.aget_state(config)).values, seconds, first_token

@@ -21,7 +21,7 @@ from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.outputs import LLMResult
 from langgraph.checkpoint.memory import InMemorySaver
 
-from core.run import Resources, use_resources
+from core.run import Run, RunContext
 from graph.builder import build_graph
 
 NODE_ROLES = {"master": "master", "plan": "planner", "execute_task": "executor", "writer": "writer"}
@@ -87,7 +87,7 @@ async def node_trajectory(graph: Any, config: dict[str, Any]) -> list[str]:
     return steps
 
 
-async def traced_run(resources: Resources, query: str, thread_id: str) -> dict[str, Any]:
+async def traced_run(run: Run, query: str, thread_id: str) -> dict[str, Any]:
     """Run ``query`` through the graph on a fresh in-memory thread and trace it.
 
     Returns:
@@ -104,14 +104,14 @@ async def traced_run(resources: Resources, query: str, thread_id: str) -> dict[s
     started_at: dict[str, tuple[str, float]] = {}
     node_seconds: dict[str, float] = defaultdict(float)
     start = time.perf_counter()
-    with use_resources(resources):
-        async for chunk in graph.astream({"query": query}, config, stream_mode="tasks"):
-            now = time.perf_counter()
-            if "result" in chunk or "error" in chunk:
-                name, began = started_at.pop(chunk["id"], (chunk["name"], now))
-                node_seconds[name] += now - began
-            else:
-                started_at[chunk["id"]] = (chunk["name"], now)
+    stream = graph.astream({"query": query}, config, context=RunContext(run=run), stream_mode="tasks")
+    async for chunk in stream:
+        now = time.perf_counter()
+        if "result" in chunk or "error" in chunk:
+            name, began = started_at.pop(chunk["id"], (chunk["name"], now))
+            node_seconds[name] += now - began
+        else:
+            started_at[chunk["id"]] = (chunk["name"], now)
     latency = time.perf_counter() - start
     values = (await graph.aget_state(config)).values
     return {

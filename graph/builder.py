@@ -9,7 +9,8 @@ START → master ─┬─ writer_only ─────────────�
 
 The deciding nodes (``master``, ``select_tools``, ``review``, ``dispatch``) return
 ``Command[Literal[...]]``: the update and the next step sit together, and the annotation tells
-LangGraph (and Studio's drawing) where each may go. Only the fixed edges are added here.
+LangGraph (and Studio's drawing) where each may go. Only the fixed edges are added here. The
+per-run objects (models, tool hub, clock) come in as the run context (``core/run.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agents.planner import plan
 from agents.review import review
 from agents.select_tools import select_tools
 from agents.writer import write
+from core.run import RunContext
 from core.state import InputState, OutputState, SearchState
 from graph.dispatch import dispatch
 
@@ -32,7 +34,9 @@ GRAPH_NAME = "aisearch"
 
 def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
     """Compile the search graph, with a checkpointer for the CLI and tests or none for Studio."""
-    builder = StateGraph(SearchState, input_schema=InputState, output_schema=OutputState)
+    builder = StateGraph(
+        SearchState, context_schema=RunContext, input_schema=InputState, output_schema=OutputState
+    )
     builder.add_node("master", assess)
     builder.add_node("select_tools", select_tools)
     builder.add_node("plan", plan)

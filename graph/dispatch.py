@@ -5,20 +5,23 @@ from __future__ import annotations
 import time
 from typing import Literal
 
+from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
 from core.plan import Plan, current_plan, substitute
-from core.run import current_resources
+from core.run import RunContext, current_run
 from core.state import SearchState, TaskPayload, tool_calls_used
 
 
-async def dispatch(state: SearchState) -> Command[Literal["execute_task", "writer"]]:
+async def dispatch(
+    state: SearchState, runtime: Runtime[RunContext]
+) -> Command[Literal["execute_task", "writer"]]:
     """Send the next wave: ready tasks (all parents ok), parents' outputs filled into their args.
 
     At most ``max_parallel`` tasks go out at once; the rest wait for the next wave.
     """
-    resources = await current_resources()
-    budgets = resources.settings.budgets
+    run = await current_run(runtime)
+    budgets = run.settings.budgets
     plan = current_plan(state) or Plan()
     results = state.get("results", {})
     wave = plan.ready(results, state.get("augmented", []))[: budgets.max_parallel]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from core.run import Resources, use_resources
+from core.run import Run, RunContext
 from core.settings import Budgets, Settings
 from graph.builder import build_graph
 from models.config import ROLES, RoleSettings
@@ -82,9 +82,9 @@ class Team:
     def __getitem__(self, role: str) -> ScriptedChatModel:
         return self.models[role]
 
-    def resources(self, hub: ToolHub, settings: Settings | None = None) -> Resources:
-        """Resources that use the scripted models and ``hub``."""
-        return Resources(
+    def resources(self, hub: ToolHub, settings: Settings | None = None) -> Run:
+        """A run that uses the scripted models and ``hub``."""
+        return Run(
             settings or make_settings(),
             lambda role: self.models[role],
             hub,
@@ -99,13 +99,12 @@ def team() -> Team:
 
 
 async def run(
-    resources: Resources, query: str, *, thread: str = "t", checkpointer: Any = None
+    resources: Run, query: str, *, thread: str = "t", checkpointer: Any = None
 ) -> tuple[dict[str, Any], list[str], Any]:
     """Run one turn; return the final state, the node trajectory from the checkpoints, and the graph."""
     graph = build_graph(checkpointer=checkpointer or InMemorySaver())
     config = {"configurable": {"thread_id": thread}}
-    with use_resources(resources):
-        await graph.ainvoke({"query": query}, config)
+    await graph.ainvoke({"query": query}, config, context=RunContext(run=resources))
     state = await graph.aget_state(config)
     return state.values, await trajectory(graph, config), graph
 

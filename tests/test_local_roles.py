@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage
 from agents.master import AssessmentReply, calibrate, route_for
 from agents.planner import PlanSketch, describe_tools
 from core.plan import validate_plan
-from core.run import Resources
+from core.run import Run
 from core.settings import load_settings
 from models.assemble import REGISTRY, model_path
 from models.config import LocalServerSettings
@@ -87,7 +87,7 @@ async def test_planner_writes_a_valid_dag_for_the_comparison(settings, hub) -> N
 
 
 async def test_executor_route_calls_the_calculator_and_writer_cites_it(settings, hub) -> None:
-    resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
+    resources = Run(settings, lambda role: build_chat_model(role, settings), hub)
     state, path, _ = await run(resources, "What is 17 * 23 + 4?")
     assert state["route"] == "executor" and path[-1] == "writer"
     (result,) = state["results"].values()
@@ -97,14 +97,14 @@ async def test_executor_route_calls_the_calculator_and_writer_cites_it(settings,
 
 
 async def test_writer_only_route_answers_end_to_end(settings, hub) -> None:
-    resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
+    resources = Run(settings, lambda role: build_chat_model(role, settings), hub)
     state, path, _ = await run(resources, "What is the name of Emperor Han-Wu?")
     assert path == ["master", "writer"]
     assert state["answer"]["text"] and state["answer"]["basis"] == "model_knowledge"
 
 
 async def test_executor_writes_a_valid_clock_call(settings, hub) -> None:
-    resources = Resources(settings, lambda role: build_chat_model(role, settings), hub)
+    resources = Run(settings, lambda role: build_chat_model(role, settings), hub)
     state, _, _ = await run(resources, "What time is it in Tokyo now?")
     (result,) = state["results"].values()
     assert result["tool"].startswith("clock.") and result["tool_calls"] and result["tool_calls"][0]["ok"]
@@ -128,7 +128,7 @@ async def stdlib_hub(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
 
 
 async def test_a_standard_library_question_is_searched_and_answered_with_citations(settings, stdlib_hub) -> None:
-    resources = Resources(settings, lambda role: build_chat_model(role, settings), stdlib_hub)
+    resources = Run(settings, lambda role: build_chat_model(role, settings), stdlib_hub)
     state, path, _ = await run(resources, "How do I pretty-print JSON in Python?")
     assert state["route"] != "writer_only", (state["assessment"]["probe"], state["assessment"]["escalated"])
     searches = [c for r in state["results"].values() for c in r["tool_calls"] if c["tool"] == "docsearch.search"]

@@ -1,0 +1,107 @@
+"""How the CLI shows a run: progress events as they come, the plan as a tree, the answer and its sources."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.tree import Tree
+
+from core.events import Event, PlanEvent
+from core.state import Answer
+
+
+class ProgressPrinter:
+    """Prints the run as it happens: route, plan tree, task start/finish, streamed answer."""
+
+    def __init__(self, console: Console) -> None:
+        """Print to ``console``."""
+        self.console = console
+        self.streamed = False
+
+    def event(self, event: Event) -> None:
+        """Render one custom stream event."""
+        kind = event.get("event")
+        if kind == "route":
+            a = event["assessment"]
+            self.console.print(
+                f"[bold]route[/] {event['route']}  ({a['complexity']}, strategy {a['strategy']}"
+                f"{', rule fallback' if a.get('fallback') else ''}) - {a.get('rationale', '')}"
+            )
+        elif kind == "tools":
+            self.console.print(f"[bold]tools[/] {', '.join(event['candidates']) or '(none)'}")
+        elif kind == "plan":
+            self.console.print(plan_tree(event))
+        elif kind == "task_start":
+            self.console.print(
+                f"  [cyan]▶ {event['task_id']}[/] {event['goal']}  [dim]{event['tool'] or 'model'}[/]"
+            )
+        elif kind == "task_end":
+            colour = {"ok": "green", "incomplete": "yellow"}.get(event["status"], "red")
+            detail = event.get("error") or event.get("output", "")
+            self.console.print(
+                f"  [{colour}]■ {event['task_id']} {event['status']}[/] in {event['seconds']:.1f}s"
+                f"  [dim]{detail[:120]}[/]"
+            )
+        elif kind == "review" and event["decision"] != "write":
+            self.console.print(f"[bold]review[/] {event['decision']}: {event['reason']}")
+        elif kind == "review":
+            self.console.print(f"[bold]review[/] write: {event['reason']}")
+
+    def token(self, text: str) -> None:
+        """Print a streamed answer token."""
+        if not self.streamed:
+            self.console.print("[bold]answer[/]")
+            self.streamed = True
+        self.console.print(text, end="", markup=False, highlight=False)
+
+
+def plan_tree(event: PlanEvent) -> Tree:
+    """The plan as a tree of waves (tasks in one wave run in parallel)."""
+    tasks = {task["id"]: task for task in event["tasks"]}
+    label = (
+        f"[bold]plan v{event['version']}[/] ({event['mode']}{', fallback' if event.get('fallback') else ''})"
+    )
+    tree = Tree(label)
+    for index, wave in enumerate(event.get("waves", []), start=1):
+        branch = tree.add(f"wave {index}" + (" (parallel)" if len(wave) > 1 else ""))
+        for task_id in wave:
+            task = tasks[task_id]
+            deps = f" ← {', '.join(task['deps'])}" if task["deps"] else ""
+            branch.add(f"{task_id}: {task['goal']} [dim]({task['tool'] or 'model'}){deps}[/]")
+    return tree
+
+
+def print_short(console: Console, answer: Answer) -> None:
+    """The short answer, in bold, above the cited explanation (when the Writer gave one)."""
+    short = answer.get("short") or ""
+    if short and not answer.get("text", "").startswith(short):
+        console.print(f"[bold]{escape(answer['short'])}[/]", highlight=False)
+
+
+def print_answer(console: Console, answer: Answer, streamed: bool) -> None:
+    """The answer (unless already streamed) and its numbered sources."""
+    if streamed:
+        console.print()
+        if answer.get("attributed_citations") or answer.get("dropped_citations"):
+            console.print("[bold]answer, with citations checked against the sources[/]")
+            print_short(console, answer)
+            console.print(answer["text"], markup=False, highlight=False)
+    else:
+        console.print("[bold]answer[/]")
+        print_short(console, answer)
+        console.print(answer["text"], markup=False, highlight=False)
+    cited = {c["n"] for c in answer["citations"]}
+    if answer["sources"]:
+        console.print("[bold]sources[/]")
+        for source in answer["sources"]:
+            mark = "" if source["n"] in cited else " [dim](not cited)[/]"
+            note = (
+                " [yellow](model knowledge, not a retrieved source)[/]" if source["kind"] == "model" else ""
+            )
+            console.print(
+                f"  [{source['n']}] {source['title']} - {source['source']}{note}{mark}", highlight=False
+            )
+    elif answer["basis"] == "model_knowledge":
+        console.print("[dim](answered from the model's own knowledge; no sources were consulted)[/]")
+    for gap in answer.get("missing", []):
+        console.print(f"[yellow]missing:[/] {gap}")

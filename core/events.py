@@ -1,0 +1,89 @@
+"""The progress events the nodes write to LangGraph's ``custom`` stream, one type per kind.
+
+The agents emit them (:func:`emit`); the CLI renders them (``app/render.py``); anything reading
+``stream_mode="custom"`` gets these dicts.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+from langgraph.config import get_stream_writer
+
+from core.state import Answer, Assessment, PlanMode, Route, Status, TaskData
+
+
+class RouteEvent(TypedDict):
+    """The Master chose the team."""
+
+    event: Literal["route"]
+    route: Route
+    assessment: Assessment
+
+
+class ToolsEvent(TypedDict):
+    """The candidate tools of this query."""
+
+    event: Literal["tools"]
+    candidates: list[str]
+
+
+class PlanEvent(TypedDict):
+    """A new version of the plan, with its waves (tasks in one wave run in parallel)."""
+
+    event: Literal["plan"]
+    version: int
+    mode: PlanMode
+    tasks: list[TaskData]
+    dropped: list[str]
+    fallback: bool
+    errors: list[str]
+    waves: list[list[str]]
+
+
+class TaskStartEvent(TypedDict):
+    """A task's branch started."""
+
+    event: Literal["task_start"]
+    task_id: str
+    goal: str
+    tool: str | None
+    at: float
+
+
+class TaskEndEvent(TypedDict):
+    """A task's branch finished."""
+
+    event: Literal["task_end"]
+    task_id: str
+    status: Status
+    tool: str | None
+    seconds: float
+    error: str | None
+    output: str
+
+
+class ReviewEvent(TypedDict):
+    """The Master's review after a wave."""
+
+    event: Literal["review"]
+    decision: str
+    reason: str
+    failed: list[str]
+    incomplete: list[str]
+    missing: list[str]
+
+
+class AnswerEvent(TypedDict):
+    """The Writer's answer, with checked citations."""
+
+    event: Literal["answer"]
+    answer: Answer
+
+
+Event = RouteEvent | ToolsEvent | PlanEvent | TaskStartEvent | TaskEndEvent | ReviewEvent | AnswerEvent
+
+
+def emit(event: Event) -> None:
+    """Write ``event`` to the running graph's ``custom`` stream."""
+    get_stream_writer()(event)
