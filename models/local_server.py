@@ -5,11 +5,12 @@ serves every local role's model by alias (``qwen2.5-coder-1.5b-instruct``,
 ``qwen2.5-coder-0.5b-instruct``, or your own GGUF). It reuses a running server recorded in
 ``<cache>/server/state.json`` when its pid is alive, is our server, and its port accepts
 connections; otherwise it assembles the models (once), picks a free loopback port, starts
-``python -m models.local_server --config_file <cache>/server/config.json`` detached (its own session,
+``python -m models.server_launcher --config_file <cache>/server/config.json`` detached (its own session,
 output in ``<cache>/server/server.log``) and waits until ``GET /v1/models`` answers. A file lock
 makes a second CLI run wait for the first one's start instead of starting another server.
 
-The launcher runs llama-cpp-python's own server (``llama_cpp.server``: FastAPI + uvicorn, JSON
+The launcher (``models/server_launcher.py``, the code that runs inside the server process) runs
+llama-cpp-python's own server (``llama_cpp.server``: FastAPI + uvicorn, JSON
 ``--config_file`` with one entry per ``model_alias``). With ``local.resident_models`` (default) it
 keeps every model loaded, where the stock server unloads one model to load another each time the
 requested alias changes (the 1.5B takes about 2.6 s to load, and the roles alternate).
@@ -28,7 +29,6 @@ overrides a built-in alias). Such files are not checksummed.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
 import json
@@ -51,7 +51,7 @@ from models.config import DEFAULT_MODELS, ROLES, ModelSettings
 
 log = logging.getLogger(__name__)
 
-LAUNCHER_MODULE = "models.local_server"
+LAUNCHER_MODULE = "models.server_launcher"
 LOG_TAIL_LINES = 40
 ADDRESS_IN_USE = ("address already in use", "errno 98")
 
@@ -495,58 +495,3 @@ def server_status(check_health: bool = True) -> dict[str, Any]:
         if check_health:
             result["healthy"] = health(state["base_url"])
     return result
-
-
-# ---- the launcher (runs inside the server process) -------------------------------------------
-
-
-def _make_models_resident() -> None:
-    """Patch llama_cpp.server's LlamaProxy to load every model once and keep them all loaded."""
-    from llama_cpp.server import model as proxy_module
-
-    proxy_cls = proxy_module.LlamaProxy
-    original_init = proxy_cls.__init__
-
-    def __init__(self: Any, models: list[Any]) -> None:  # noqa: N807
-        original_init(self, models)
-        self._resident = {self._current_model_alias: self._current_model}
-        for alias, model_settings in self._model_settings_dict.items():
-            if alias not in self._resident:
-                self._resident[alias] = self.load_llama_from_model_settings(model_settings)
-
-    def __call__(self: Any, model: str | None = None) -> Any:  # noqa: N807
-        alias = model if model in self._resident else self._default_model_alias
-        self._current_model_alias, self._current_model = alias, self._resident[alias]
-        return self._current_model
-
-    def free(self: Any) -> None:
-        for llama in self._resident.values():
-            llama.close()
-        self._resident.clear()
-
-    proxy_cls.__init__ = __init__
-    proxy_cls.__call__ = __call__
-    proxy_cls.free = free
-
-
-def serve_main(argv: list[str] | None = None) -> None:
-    """Entry of the server process: ``python -m models.local_server --config_file PATH [--swap-models]``."""
-    parser = argparse.ArgumentParser(prog="python -m models.local_server")
-    parser.add_argument("--config_file", required=True)
-    parser.add_argument(
-        "--swap-models", action="store_true", help="stock behaviour: one model loaded at a time"
-    )
-    args = parser.parse_args(argv)
-    if not args.swap_models:
-        _make_models_resident()
-    from models.server_cache import install
-
-    install()  # a prompt cache bounded by the bytes it really holds
-    from llama_cpp.server.__main__ import main
-
-    sys.argv = [sys.argv[0], "--config_file", args.config_file]
-    main()
-
-
-if __name__ == "__main__":
-    serve_main()

@@ -8,7 +8,7 @@ tens of MB of KV. A "1 GiB" cache therefore grew past 23 GB and the kernel kille
 Without ``logits_all`` (how the embedded server runs) the scores are never read: sampling happens
 inside llama.cpp's sampler. So each state is stored with a one-row placeholder instead (NumPy
 broadcasting fills the live array from it on load), and the capacity counts every byte a state
-holds. This module runs inside the server process (see ``models/local_server.py``).
+holds. This module runs inside the server process (see ``models/server_launcher.py``).
 """
 
 from __future__ import annotations

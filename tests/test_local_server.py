@@ -18,12 +18,13 @@ import pytest
 from core.settings import Settings, load_settings
 from models import local_server as ls
 from models.config import DEFAULT_MODELS, ROLES, LocalServerSettings, RoleSettings
+from models.server_launcher import make_models_resident
 
 REPO = Path(__file__).resolve().parent.parent
 
 DUMMY_SERVER = textwrap.dedent(
     """
-    # Stands in for `python -m models.local_server`: serves GET /v1/models for the configured aliases.
+    # Stands in for `python -m models.server_launcher`: serves GET /v1/models for the configured aliases.
     import argparse, json, os, sys, time
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -358,7 +359,7 @@ def test_resident_patch_loads_each_model_once(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "llama_cpp.server", server)
     monkeypatch.setitem(sys.modules, "llama_cpp.server.model", model_module)
     FakeProxy.loads = []
-    ls._make_models_resident()
+    make_models_resident()
     proxy = FakeProxy([types.SimpleNamespace(model_alias=a) for a in ("big", "small")])
     assert [proxy(a).alias for a in ("small", "big", "small", None, "unknown")] == [
         "small",
