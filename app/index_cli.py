@@ -104,7 +104,7 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
 
     rerank_chat = None
     if args.rerank:
-        from tools.index.rerank import chat_from_environment
+        from models.factory import chat_from_environment
 
         rerank_chat = chat_from_environment()
     subqueries = retrieval.load_subqueries(args.subqueries) if args.subqueries else None

@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from evals.stats import percentile
+from models.factory import ChatFn
 from tools.index.ingest import index_sources
 from tools.index.paths import default_index_dir
-from tools.index.rerank import ChatFn, ListwiseReranker
+from tools.index.rerank import ListwiseReranker
 from tools.index.search import Searcher
 from tools.index.sources import file_source
 from tools.index.store import IndexStore

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Callable
 
+import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 
-from models.config import ModelSettings, Role
+from models.config import ModelSettings, Role, load_model_settings
 
 log = logging.getLogger(__name__)
+
+ChatFn = Callable[[list[dict[str, str]]], str]
+"""A plain chat function: OpenAI-style messages in, the reply's text out (the reranker's model)."""
 
 
 class ModelUnavailableError(RuntimeError):
@@ -47,3 +53,37 @@ def build_chat_model(role: Role, settings: ModelSettings) -> BaseChatModel:
         max_retries=1,
         streaming=role == "writer",
     )
+
+
+def openai_chat(
+    base_url: str, model: str, api_key: str = "not-needed", timeout_s: float = 120.0, max_tokens: int = 128
+) -> ChatFn:
+    """A :data:`ChatFn` over an OpenAI-compatible ``/chat/completions`` endpoint (temperature 0)."""
+    url = base_url.rstrip("/") + "/chat/completions"
+
+    def chat(messages: list[dict[str, str]]) -> str:
+        response = httpx.post(
+            url,
+            json={"model": model, "messages": messages, "temperature": 0, "max_tokens": max_tokens},
+            headers={"Authorization": f"Bearer {api_key}"},
+            timeout=timeout_s,
+        )
+        response.raise_for_status()
+        return response.json()["choices"][0]["message"]["content"] or ""
+
+    return chat
+
+
+def chat_from_environment() -> ChatFn:
+    """The rerank model: ``$AISEARCH_RERANK_BASE_URL`` / ``_MODEL`` / ``_API_KEY`` if set, else the
+    executor role of the aisearch settings (which may start the embedded local model server)."""
+    base_url = os.environ.get("AISEARCH_RERANK_BASE_URL", "").strip()
+    model = os.environ.get("AISEARCH_RERANK_MODEL", "").strip()
+    api_key = os.environ.get("AISEARCH_RERANK_API_KEY", "").strip() or "not-needed"
+    if not base_url or not model:
+        settings = load_model_settings()
+        role = settings.role("executor")
+        base_url = base_url or resolve_base_url("executor", settings)
+        model = model or role.model
+        api_key = role.api_key or api_key
+    return openai_chat(base_url, model, api_key)

@@ -3,20 +3,23 @@
 The window of ``window`` passages starts at the bottom of the candidate list and moves up by
 ``step`` until it reaches the top; in each window the model writes an order such as
 ``[2] > [1] > [3]``. The model is any callable ``messages -> text`` (:data:`ChatFn`), so tests pass
-a scripted function and the app passes an OpenAI-compatible endpoint (:func:`openai_chat`).
+a scripted function and the app passes an OpenAI-compatible endpoint
+(``models.factory.chat_from_environment``).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the factory pulls in langchain-openai, which the docsearch server does not need
+    from models.factory import ChatFn
 
 log = logging.getLogger(__name__)
 
-ChatFn = Callable[[list[dict[str, str]]], str]
 _NUMBER = re.compile(r"\d+")
 
 SYSTEM = "You are RankGPT, an intelligent assistant that ranks passages by their relevance to a search query."
@@ -82,42 +85,3 @@ class ListwiseReranker:
             end -= self.step
             start = max(0, end - self.window)
         return head + tail
-
-
-def openai_chat(
-    base_url: str, model: str, api_key: str = "not-needed", timeout_s: float = 120.0, max_tokens: int = 128
-) -> ChatFn:
-    """A :data:`ChatFn` over an OpenAI-compatible ``/chat/completions`` endpoint (temperature 0)."""
-    import httpx
-
-    url = base_url.rstrip("/") + "/chat/completions"
-
-    def chat(messages: list[dict[str, str]]) -> str:
-        response = httpx.post(
-            url,
-            json={"model": model, "messages": messages, "temperature": 0, "max_tokens": max_tokens},
-            headers={"Authorization": f"Bearer {api_key}"},
-            timeout=timeout_s,
-        )
-        response.raise_for_status()
-        return response.json()["choices"][0]["message"]["content"] or ""
-
-    return chat
-
-
-def chat_from_environment() -> ChatFn:
-    """The rerank model: ``$AISEARCH_RERANK_BASE_URL`` / ``_MODEL`` / ``_API_KEY`` if set, else the
-    executor role of the aisearch settings (which may start the embedded local model server)."""
-    base_url = os.environ.get("AISEARCH_RERANK_BASE_URL", "").strip()
-    model = os.environ.get("AISEARCH_RERANK_MODEL", "").strip()
-    api_key = os.environ.get("AISEARCH_RERANK_API_KEY", "").strip() or "not-needed"
-    if not base_url or not model:
-        from models.config import load_model_settings
-        from models.factory import resolve_base_url
-
-        settings = load_model_settings()
-        role = settings.role("executor")
-        base_url = base_url or resolve_base_url("executor", settings)
-        model = model or role.model
-        api_key = role.api_key or api_key
-    return openai_chat(base_url, model, api_key)

@@ -74,7 +74,8 @@ def configure(
         build_default = default_build_enabled()
     reranker = None
     if rerank if rerank is not None else _truthy(os.environ.get(RERANK_ENV)):
-        from tools.index.rerank import ListwiseReranker, chat_from_environment
+        from models.factory import chat_from_environment
+        from tools.index.rerank import ListwiseReranker
 
         reranker = ListwiseReranker(_lazy_chat(chat_from_environment))
     _service = DocSearch(
