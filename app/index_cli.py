@@ -149,11 +149,7 @@ def _executor_subqueries(args: argparse.Namespace) -> dict[str, Any]:
     from models.factory import build_chat_model
 
     settings = load_settings()
-    role = settings.role("executor")
-    if role.is_local:
-        from models.local_server import ensure_server
-
-        ensure_server(settings)
+    role = settings.role("executor")  # a local role's model starts the embedded server when built
     questions = retrieval.load_questions(args.data, args.n)
     index_dir = Path(args.index_dir) if args.index_dir else retrieval.default_eval_index_dir()
     cache = index_dir / f"subqueries-{re.sub(r'[^A-Za-z0-9._-]+', '_', role.model)}.jsonl"

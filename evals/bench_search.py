@@ -29,7 +29,6 @@ from evals.stats import percentile
 from evals.timed_run import timed_run
 from models.config import ROLES
 from models.factory import build_chat_model
-from models.local_server import ensure_server
 from tools.index.first_run import ensure_default_collection
 from tools.index.paths import DEFAULT_COLLECTION
 from tools.index.search import Searcher
@@ -163,9 +162,7 @@ def summary(rows: list[dict[str, Any]], retrieval: list[dict[str, Any]]) -> dict
 
 async def run() -> dict[str, Any]:
     """Build the default collection if needed, then measure retrieval and the end-to-end runs."""
-    settings = load_settings()
-    if any(settings.role(role).is_local for role in ROLES):
-        await asyncio.to_thread(ensure_server, settings)
+    settings = load_settings()  # the first chat model built starts the local server if a role needs it
     store = IndexStore()
     build = await asyncio.to_thread(ensure_default_collection, store)
     retrieval = await retrieval_check(store, settings)
