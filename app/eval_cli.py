@@ -48,8 +48,9 @@ def cmd_qa(args: argparse.Namespace) -> int:
     import shutil
 
     from core.settings import load_settings
+    from evals.qa_context import open_context
     from evals.qa_data import load_questions
-    from evals.qa_runner import RESULTS_DIR, QAOptions, default_run_dir, open_context, run_qa
+    from evals.qa_runner import RESULTS_DIR, QAOptions, default_run_dir, run_qa
 
     systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
     unknown = [s for s in systems if s not in ("aisearch", "rag", "closed_book")]

@@ -12,7 +12,9 @@ socket opened); the evaluators are plain functions over the per-question record 
 and a trajectory check that flags an unexpected route). With ``LANGSMITH_API_KEY`` set and
 ``upload=True`` the same run is uploaded instead.
 
-The record schema and the summary are documented in ``evals/summary.py``.
+The record schema and the summary are documented in ``evals/summary.py``. The parts live beside
+this module: ``qa_context.py`` (the live run, baselines, judge), ``qa_records.py`` (records),
+``qa_evaluators.py`` (evaluators), ``langsmith_offline.py`` (the offline client).
 """
 
 from __future__ import annotations
@@ -26,35 +28,29 @@ import platform
 import re
 import sys
 import time
-import traceback
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import requests
-from langsmith import Client, tracing_context
+from langsmith import tracing_context
 from langsmith.evaluation import aevaluate
-from langsmith.schemas import Example
 
-from core.run import Run, open_run
-from core.text import CITATION, sentences
-from evals.baseline import Baselines
 from evals.judge import Judge
+from evals.langsmith_offline import NAMESPACE, offline_client, to_example
+from evals.qa_context import QAContext
 from evals.qa_data import load_questions
-from evals.summary import load_records, record_metrics, summarise
+from evals.qa_evaluators import EVALUATORS, trajectory_checks
+from evals.qa_records import aisearch_record, error_record
+from evals.summary import load_records, summarise
 from evals.trace import traced_run
 
 log = logging.getLogger(__name__)
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SYSTEMS = ("aisearch", "rag", "closed_book")
-ROUTE_NODES = {"plan": "planner", "execute_task": "executor"}
-NAMESPACE = uuid.UUID("6f1c2d1e-0c55-4a53-9d7e-2f1bd0a6c1aa")
 RECORDS = "questions.jsonl"
 
 
@@ -76,15 +72,6 @@ class QAOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class QAContext:
-    """The live parts a run uses: the graph's run (models, tools), the baselines, the judge."""
-
-    run: Run
-    baselines: Baselines | None
-    judge: Judge | None
-
-
 def default_run_dir(options: QAOptions) -> Path:
     """``evals/results/qa-<date>-<dataset>-n<N>[-s<seed>][-o<offset>]``: the same command on the
     same day resumes the same run."""
@@ -95,82 +82,6 @@ def default_run_dir(options: QAOptions) -> Path:
     if options.offset:
         parts.append(f"o{options.offset}")
     return RESULTS_DIR / "-".join(parts)
-
-
-def route_of(trajectory: list[str]) -> str:
-    """The team configuration a trajectory shows: ``planner``, ``executor`` or ``writer_only``."""
-    for node, route in ROUTE_NODES.items():
-        if node in trajectory:
-            return route
-    return "writer_only"
-
-
-def answer_sentences(text: str) -> list[dict[str, Any]]:
-    """The answer's sentences, each with the source numbers it cites."""
-    return [
-        {"text": sentence, "cited": sorted({int(n) for n in CITATION.findall(sentence)})}
-        for sentence in sentences(text)
-        if sentence.strip()
-    ]
-
-
-def aisearch_record(trace: dict[str, Any]) -> dict[str, Any]:
-    """The per-system record of one traced aisearch run."""
-    values = trace["values"]
-    answer = values.get("answer") or {}
-    evidence = values.get("evidence") or {}
-    results = list((values.get("results") or {}).values()) + list(values.get("discarded") or [])
-    assessment = values.get("assessment") or {}
-    plan = values.get("plan") or {}
-    return {
-        "prediction": answer.get("text", ""),
-        "short": answer.get("short", ""),
-        "citations": answer.get("citations", []),
-        "evidence": [
-            {
-                "id": eid,
-                "title": e.get("title", ""),
-                "content": e.get("content", ""),
-                "kind": e.get("kind", ""),
-            }
-            for eid, e in evidence.items()
-        ],
-        "sentences": answer_sentences(answer.get("text", "")),
-        "route": values.get("route") or route_of(trace["trajectory"]),
-        "strategy": assessment.get("strategy"),
-        "assessment_fallback": bool(assessment.get("fallback")),
-        "escalated": assessment.get("escalated"),
-        "plan_tasks": len(plan.get("tasks", [])),
-        "tool_calls": sum(len(r.get("tool_calls", [])) for r in results),
-        "replans": int(values.get("replans") or 0),
-        "missing": values.get("missing") or [],
-        "node_seconds": trace["node_seconds"],
-        "tokens": trace["tokens"],
-        "trajectory": trace["trajectory"],
-        "latency_s": round(trace["latency_s"], 3),
-        "error": None,
-    }
-
-
-def error_record(exc: BaseException, started: float) -> dict[str, Any]:
-    """A system record for a run that failed: the error, as data."""
-    message = str(exc) or "no message"
-    if isinstance(exc, TimeoutError):
-        message = "the question's time limit ran out"
-    log.debug("system failed:\n%s", "".join(traceback.format_exception(exc)))
-    return {
-        "prediction": "",
-        "short": "",
-        "citations": [],
-        "evidence": [],
-        "sentences": [],
-        "route": "error",
-        "node_seconds": {},
-        "tokens": {},
-        "trajectory": [],
-        "latency_s": round(time.perf_counter() - started, 3),
-        "error": f"{type(exc).__name__}: {message}"[:500],
-    }
 
 
 async def run_system(name: str, question: dict[str, Any], context: QAContext, timeout_s: float) -> dict:
@@ -237,82 +148,6 @@ async def answer_question(question: dict[str, Any], context: QAContext, options:
         record["judge"] = await judge_record(context.judge, question, record["systems"])
         record["judge_seconds"] = round(time.perf_counter() - started, 3)
     return record
-
-
-# -- LangSmith evaluators: plain functions over the record ------------------------------------------
-
-
-def answer_metrics(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> dict[str, Any]:
-    """EM, F1, cover, supporting-title recall and citation scores of every system."""
-    results = []
-    for system in outputs.get("systems", {}):
-        for key, value in record_metrics(outputs, system).items():
-            if value is not None:
-                results.append({"key": f"{system}.{key}", "score": value})
-    return {"results": results}
-
-
-def route_check(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> dict[str, Any]:
-    """Trajectory evaluator: the route read from the checkpoint history must be an expected one.
-
-    Expected routes come from the question (the regression set names them); a question with gold
-    supporting documents (HotpotQA) must be searched, so answering it Writer-only is unexpected.
-    """
-    system = outputs.get("systems", {}).get("aisearch")
-    if not system or system.get("error"):
-        return {"key": "trajectory.expected_route", "score": None, "comment": "no aisearch run"}
-    route = route_of(system.get("trajectory", []))
-    expected = reference_outputs.get("expected_route")
-    if expected:
-        allowed = [expected] if isinstance(expected, str) else list(expected)
-    elif reference_outputs.get("supporting_titles"):
-        allowed = ["executor", "planner"]
-    else:
-        return {"key": "trajectory.expected_route", "score": None, "comment": "no expectation"}
-    ok = route in allowed
-    comment = f"route {route} ({' → '.join(system.get('trajectory', []))}); expected {' or '.join(allowed)}"
-    return {"key": "trajectory.expected_route", "score": int(ok), "comment": comment}
-
-
-EVALUATORS: list[Callable[..., dict[str, Any]]] = [answer_metrics, route_check]
-
-
-class DiscardingAdapter(requests.adapters.BaseAdapter):
-    """A transport that answers every LangSmith request with an empty 200, locally, with no I/O."""
-
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
-        """Drop the request; reply ``{}``."""
-        response = requests.Response()
-        response.status_code = 200
-        response._content = b"{}"
-        response.headers["Content-Type"] = "application/json"
-        response.request, response.url = request, request.url or ""
-        return response
-
-    def close(self) -> None:
-        """Nothing to close."""
-
-
-def offline_client() -> Client:
-    """A LangSmith client that never opens a socket.
-
-    ``aevaluate`` traces the target itself even with ``upload_results=False`` (it forces
-    ``tracing_context(enabled=True)`` around it), so the client's transport is a local sink.
-    """
-    client = Client(api_url="http://127.0.0.1:9", api_key="offline", info={}, auto_batch_tracing=False)
-    for prefix in ("http://", "https://"):  # after construction: the client mounts its own adapters
-        client.session.mount(prefix, DiscardingAdapter())
-    return client
-
-
-def to_example(question: dict[str, Any], dataset_id: uuid.UUID) -> Example:
-    """A LangSmith example: the question as input, the gold answer and expectations as reference."""
-    return Example(
-        id=uuid.uuid5(NAMESPACE, question["id"]),
-        dataset_id=dataset_id,
-        inputs={"id": question["id"], "question": question["question"]},
-        outputs={key: question.get(key) for key in ("answer", "supporting_titles", "type", "expected_route")},
-    )
 
 
 # -- the run ---------------------------------------------------------------------------------------
@@ -438,98 +273,3 @@ async def run_qa(
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
     write_report(run_dir)
     return summary
-
-
-def trajectory_checks(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The trajectory evaluator over every record of the run: how many routes were unexpected."""
-    checked, unexpected = 0, []
-    for record in records:
-        verdict = route_check(record, record)
-        if verdict["score"] is None:
-            continue
-        checked += 1
-        if not verdict["score"]:
-            unexpected.append({"id": record["id"], "comment": verdict["comment"]})
-    return {"checked": checked, "unexpected": len(unexpected), "examples": unexpected[:20]}
-
-
-def unstreamed(model: Any) -> Any:
-    """The model with token streaming off: llama.cpp's server reports no usage on a stream, and the
-    evaluation needs every role's tokens (no one watches the tokens arrive here)."""
-    return model.model_copy(update={"streaming": False}) if getattr(model, "streaming", False) else model
-
-
-@asynccontextmanager
-async def open_context(
-    settings: Any,
-    *,
-    corpus: Path | None,
-    systems: tuple[str, ...],
-    judge: bool,
-    collection: str = "hotpotqa",
-    index_dir: Path | None = None,
-    judge_model: str | None = None,
-    judge_base_url: str | None = None,
-    show_progress: bool = False,
-) -> AsyncIterator[QAContext]:
-    """Index the corpus (or reuse it), start the model server and the MCP servers, and yield the
-    parts of a run; everything started here is stopped on exit."""
-    from langchain_openai import ChatOpenAI
-
-    from evals.retrieval import default_eval_index_dir
-    from models.factory import build_chat_model
-    from tools.index.ingest import index_sources
-    from tools.index.search import Searcher
-    from tools.index.sources import file_source
-    from tools.index.store import IndexStore
-    from tools.registry import DOCSEARCH_MODULE, load_connections
-
-    connections = load_connections(settings.mcp_config)
-    searcher = None
-    if corpus is not None:
-        store = IndexStore(index_dir or default_eval_index_dir())
-        corpus_path = Path(corpus).expanduser().resolve()
-        if not corpus_path.is_file():
-            raise FileNotFoundError(f"corpus not found: {corpus_path}")
-        await asyncio.to_thread(
-            index_sources,
-            store.collection(collection),
-            [file_source(corpus_path)],
-            in_scope=lambda key: key != str(corpus_path),
-            show_progress=show_progress,
-        )
-        searcher = Searcher(store.require(collection))
-        docsearch = dict(connections.get("docsearch") or next(iter(connections.values())))
-        docsearch.update(
-            transport="stdio",
-            command=sys.executable,
-            args=["-m", DOCSEARCH_MODULE, "--index-dir", str(store.root), "--no-default-build"],
-            env={**docsearch.get("env", {}), "AISEARCH_DOCSEARCH_COLLECTION": collection},
-        )
-        connections["docsearch"] = docsearch
-
-    def models(role: Any) -> Any:
-        return unstreamed(build_chat_model(role, settings))
-
-    async with open_run(settings, connections=connections, models=models) as run:
-        for server, error in run.tools.server_errors.items():
-            log.warning("MCP server %s unavailable: %s", server, error)
-        needs_baselines = any(s in systems for s in ("rag", "closed_book"))
-        baselines = Baselines(build_chat_model("writer", settings), searcher) if needs_baselines else None
-        grader = None
-        if judge:
-            if judge_base_url or judge_model:
-                writer = settings.role("writer")
-                model = ChatOpenAI(
-                    model=judge_model or writer.model,
-                    base_url=judge_base_url or build_chat_model("writer", settings).openai_api_base,
-                    api_key=os.environ.get("AISEARCH_JUDGE_API_KEY") or writer.api_key or "not-needed",
-                    timeout=writer.timeout_s,
-                    max_retries=1,
-                )
-                grader = Judge(model, constrain=judge_base_url is None)
-            else:
-                grader = Judge(
-                    build_chat_model("writer", settings), constrain=settings.role("writer").constrain_json
-                )
-        yield QAContext(run=run, baselines=baselines, judge=grader)

@@ -17,7 +17,9 @@ from rich.console import Console
 from app.cli import print_answer
 from evals.baseline import Baselines
 from evals.judge import Judge
-from evals.qa_runner import QAContext, QAOptions, route_check, run_qa
+from evals.qa_context import QAContext
+from evals.qa_evaluators import route_check
+from evals.qa_runner import QAOptions, run_qa
 from tests.conftest import REPO, Team, docsearch_connections
 from tests.support.fakes import (
     EXEC_SEARCH_JUDGE,

@@ -1,0 +1,115 @@
+"""The live parts of an ``aisearch eval qa`` run: the graph's run, the baselines, the judge.
+
+:func:`open_context` indexes the corpus (or reuses it) and opens them through ``core.run.open_run``
+(the same model server, tool hub and chat models as the CLI), with the evaluation's changes: the
+docsearch server over the evaluation index, and chat models that do not stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.run import Run, open_run
+from evals.baseline import Baselines
+from evals.judge import Judge
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class QAContext:
+    """The live parts a run uses: the graph's run (models, tools), the baselines, the judge."""
+
+    run: Run
+    baselines: Baselines | None
+    judge: Judge | None
+
+
+def unstreamed(model: Any) -> Any:
+    """The model with token streaming off: llama.cpp's server reports no usage on a stream, and the
+    evaluation needs every role's tokens (no one watches the tokens arrive here)."""
+    return model.model_copy(update={"streaming": False}) if getattr(model, "streaming", False) else model
+
+
+@asynccontextmanager
+async def open_context(
+    settings: Any,
+    *,
+    corpus: Path | None,
+    systems: tuple[str, ...],
+    judge: bool,
+    collection: str = "hotpotqa",
+    index_dir: Path | None = None,
+    judge_model: str | None = None,
+    judge_base_url: str | None = None,
+    show_progress: bool = False,
+) -> AsyncIterator[QAContext]:
+    """Index the corpus (or reuse it), start the model server and the MCP servers, and yield the
+    parts of a run; everything started here is stopped on exit."""
+    from langchain_openai import ChatOpenAI
+
+    from evals.retrieval import default_eval_index_dir
+    from models.factory import build_chat_model
+    from tools.index.ingest import index_sources
+    from tools.index.search import Searcher
+    from tools.index.sources import file_source
+    from tools.index.store import IndexStore
+    from tools.registry import DOCSEARCH_MODULE, load_connections
+
+    connections = load_connections(settings.mcp_config)
+    searcher = None
+    if corpus is not None:
+        store = IndexStore(index_dir or default_eval_index_dir())
+        corpus_path = Path(corpus).expanduser().resolve()
+        if not corpus_path.is_file():
+            raise FileNotFoundError(f"corpus not found: {corpus_path}")
+        await asyncio.to_thread(
+            index_sources,
+            store.collection(collection),
+            [file_source(corpus_path)],
+            in_scope=lambda key: key != str(corpus_path),
+            show_progress=show_progress,
+        )
+        searcher = Searcher(store.require(collection))
+        docsearch = dict(connections.get("docsearch") or next(iter(connections.values())))
+        docsearch.update(
+            transport="stdio",
+            command=sys.executable,
+            args=["-m", DOCSEARCH_MODULE, "--index-dir", str(store.root), "--no-default-build"],
+            env={**docsearch.get("env", {}), "AISEARCH_DOCSEARCH_COLLECTION": collection},
+        )
+        connections["docsearch"] = docsearch
+
+    def models(role: Any) -> Any:
+        return unstreamed(build_chat_model(role, settings))
+
+    async with open_run(settings, connections=connections, models=models) as run:
+        for server, error in run.tools.server_errors.items():
+            log.warning("MCP server %s unavailable: %s", server, error)
+        needs_baselines = any(s in systems for s in ("rag", "closed_book"))
+        baselines = Baselines(build_chat_model("writer", settings), searcher) if needs_baselines else None
+        grader = None
+        if judge:
+            if judge_base_url or judge_model:
+                writer = settings.role("writer")
+                model = ChatOpenAI(
+                    model=judge_model or writer.model,
+                    base_url=judge_base_url or build_chat_model("writer", settings).openai_api_base,
+                    api_key=os.environ.get("AISEARCH_JUDGE_API_KEY") or writer.api_key or "not-needed",
+                    timeout=writer.timeout_s,
+                    max_retries=1,
+                )
+                grader = Judge(model, constrain=judge_base_url is None)
+            else:
+                grader = Judge(
+                    build_chat_model("writer", settings), constrain=settings.role("writer").constrain_json
+                )
+        yield QAContext(run=run, baselines=baselines, judge=grader)
