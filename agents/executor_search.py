@@ -12,6 +12,9 @@ hope. Each round it
 
 It stops when the passages suffice, when the rounds, the tool calls or the wall clock run out, or
 when there is nothing new to ask. It returns the passages it relied on, so the Writer cites them.
+
+Kept in one file (over 300 lines): the loop, its sub-queries and its judgement share the search
+progress and the query rules; split, each part would reach into the others.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ per task, tool among the candidates, references declared). Invalid output gets o
 with the validator's errors, then a rule-based single-task fallback. Under the Master's direction
 it re-plans locally (the failed tasks and their descendants are replaced; completed tasks and
 their results are kept) or augments the DAG with new downstream tasks.
+
+Kept in one file (about 300 lines): the first plan, the local re-plan and the augmentation share
+the prompt, the validation round, the renumbering and the state update.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ P50/P80 latency; it compares the executor step with and without a written though
 with thought, infer without thought") on a handful of tool-call items, scoring the arguments; it
 times the server's load; and it runs the paper's three example queries through the whole graph.
 Results go to ``evals/results/bench-models-<date>.json`` and ``.md``.
+
+Kept in one file (over 300 lines): one benchmark with its fixed prompts, scored items and report.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 A run directory holds ``questions.jsonl`` (one record per question, see :mod:`evals.summary`) and
 ``summary.json``. :func:`write_report` renders ``report.md`` next to them with PNG plots
 (matplotlib, Agg backend: no display needed); :func:`compare` tells what changed between two runs.
+
+Kept in one file (over 500 lines): the report's sections, its plots and the run comparison read the
+same summary and records and share their formatting.
 """
 
 from __future__ import annotations

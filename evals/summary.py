@@ -11,6 +11,8 @@ One record per question, written by the runner as each question finishes::
 baseline_em, baseline_f1, baseline_cover, nwr, route_counts, errors, latency_p50_s,
 baseline_latency_p50_s`` and more), with ``aisearch`` as the system under test and ``rag`` as the
 baseline.
+
+Kept in one file (over 300 lines): the summary is the team's JSON contract, computed in one place.
 """
 
 from __future__ import annotations

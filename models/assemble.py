@@ -18,6 +18,9 @@ The cache directory is ``$AISEARCH_CACHE_DIR`` or ``~/.cache/aisearch``.
 
 A user can serve their own GGUF instead: see :mod:`models.local_server` (a role's ``model`` may be
 a path to a ``.gguf`` file, or ``[local.gguf]`` maps an alias to a path).
+
+Kept in one file (over 300 lines): finding, joining, verifying and stamping the parts are one
+resumable procedure over the same files.
 """
 
 from __future__ import annotations

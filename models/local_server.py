@@ -25,6 +25,10 @@ was already running is never stopped by it.
 Own GGUF files: a role's ``model`` may be a path to a ``.gguf`` file (the alias is that string), or
 ``[local.gguf]`` / ``AISEARCH_LOCAL_GGUF="alias=path;..."`` maps an alias to a path (this also
 overrides a built-in alias). Such files are not checksummed.
+
+Kept in one file (about 500 lines): the server's lifecycle (state file, lock, spawn, health, reuse,
+stop) is one state machine over the same records; the code that runs inside the server process is
+``models/server_launcher.py``.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Unchanged sources (same digest) do no work. Changed sources are re-chunked, and only passages
 with new ids are embedded. Sources that disappeared leave the index. A passage whose title and
 text repeat a passage already stored for another source is not stored twice.
+
+Kept in one file (over 300 lines): an incremental build is one transaction (manifest, embeddings,
+chromadb, BM25) under one collection lock.
 """
 
 from __future__ import annotations

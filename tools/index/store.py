@@ -9,6 +9,8 @@ Layout under the index directory::
     collections/<name>/bm25.json    passage ids and their BM25 tokens, tagged with the generation
     collections/<name>/vectors.npy  the embedding matrix for exact search (+ vectors.json: ids, generation)
     locks/<name>.lock               one writer per collection at a time
+
+Kept in one file (over 300 lines): the on-disk layout below is read and written in one place.
 """
 
 from __future__ import annotations

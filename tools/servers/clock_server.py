@@ -3,6 +3,9 @@
 Run alone with ``python -m tools.servers.clock_server`` (stdio) or
 ``python -m tools.servers.clock_server --transport streamable-http --port 8102`` (HTTP on loopback).
 The current time can be pinned with ``AISEARCH_CLOCK_NOW`` (e.g. ``2026-11-22T09:00:00+00:00``).
+
+Kept in one file (over 300 lines): an MCP server is one process, and its tools (now, conversion,
+date arithmetic) share the time-zone and date parsing.
 """
 
 from __future__ import annotations
