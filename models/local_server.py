@@ -310,7 +310,9 @@ def _terminate(pid: int, timeout_s: float) -> None:
 # ---- start / ensure / stop -------------------------------------------------------------------
 
 
-def _spawn(settings: ModelSettings, models: dict[str, Path], port: int) -> tuple[subprocess.Popen[bytes], Path]:
+def _spawn(
+    settings: ModelSettings, models: dict[str, Path], port: int
+) -> tuple[subprocess.Popen[bytes], Path]:
     directory = server_dir()
     config = directory / "config.json"
     config.write_text(json.dumps(server_config(settings, models, port), indent=2))
