@@ -16,8 +16,12 @@ MARKER = re.compile(
     r"^\s*[*_#>\-\s]*(?:the\s+)?(?:short\s+answer|final\s+answer|answer|答案|回答)\s*[*_]*\s*[:：]\s*[*_]*\s*(.*)$",
     re.IGNORECASE,
 )
+BODY_LABEL = re.compile(
+    r"^\s*[*_]*(?:because|explanation|reason|why)[*_]*\s*[:：]\s*", re.IGNORECASE | re.MULTILINE
+)
 MAX_MARKER_LINE = 3  # the marker must be among the first lines to count
 MAX_FALLBACK_WORDS = 30
+MAX_SHORT_LINE_WORDS = 12
 
 
 def clean_short(text: str) -> str:
@@ -29,11 +33,20 @@ def clean_short(text: str) -> str:
 
 
 def split_short_answer(text: str) -> tuple[str, str]:
+    """Split the Writer's output into ``(short answer, explanation)``, the explanation without its
+    ``Because:`` label (see :func:`_split`)."""
+    short, body = _split(text)
+    return short, BODY_LABEL.sub("", body, count=1).strip()
+
+
+def _split(text: str) -> tuple[str, str]:
     """Split the Writer's output into ``(short answer, explanation)``.
 
     The explanation keeps its citations. When the short answer's line is all there is, the
     explanation is that line (citations included) so nothing the Writer cited is lost. Without a
-    marker the short answer is the first sentence (cut to 30 words) and the explanation the whole text.
+    marker, a first line of at most 12 words followed by more text is the short answer (the prompt
+    ends in ``Answer:``, so the model often writes it bare); otherwise the short answer is the
+    first sentence (cut to 30 words) and the explanation the whole text.
     """
     lines = text.strip().splitlines()
     content = [i for i, line in enumerate(lines) if line.strip()][:MAX_MARKER_LINE]
@@ -54,6 +67,9 @@ def split_short_answer(text: str) -> tuple[str, str]:
         if short:
             return short, body or value
     stripped = text.strip()
+    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+    if len(lines) > 1 and len(lines[0].split()) <= MAX_SHORT_LINE_WORDS:  # the answer on a line of its own
+        return clean_short(lines[0]), "\n".join(lines[1:])
     first = SENTENCE_END.split(stripped, maxsplit=1)[0] if stripped else ""
     words = clean_short(first).split()
     return " ".join(words[:MAX_FALLBACK_WORDS]), stripped

@@ -110,6 +110,7 @@ def markdown(summary: Mapping[str, Any], images: Sequence[str | Path] = ()) -> s
         ("f1", "F1", 3),
         ("cover", "cover", 3),
         ("evidence_title_recall", "evidence title recall", 3),
+        ("answer_in_evidence", "gold in evidence", 3),
         ("citation_title_recall", "citation title recall", 3),
         ("citation_precision", "citation precision", 3),
         ("citation_recall", "citation recall", 3),

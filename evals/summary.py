@@ -47,10 +47,12 @@ METRICS = (
     "f1",
     "cover",
     "evidence_title_recall",
+    "answer_in_evidence",
     "citation_title_recall",
     "citation_precision",
     "citation_recall",
 )
+YES_NO = {"yes", "no"}
 
 
 def load_records(path: str | Path) -> list[dict[str, Any]]:
@@ -138,9 +140,15 @@ def record_metrics(record: Mapping[str, Any], system: str) -> dict[str, float | 
     metrics: dict[str, float | None] = {
         "em": 0.0 if errored else exact_match(short, gold),
         "f1": 0.0 if errored else token_f1(short, gold),
-        "cover": 0.0 if errored else cover(prediction, gold),
+        "cover": 0.0 if errored else cover(f"{short} {prediction}", gold),
         "evidence_title_recall": (
             title_recall(gold_titles, [e.get("title") or "" for e in evidence]) if gold_titles else None
+        ),
+        # where the answer was lost: in retrieval (not in the evidence) or in reading (in it)
+        "answer_in_evidence": (
+            cover(" ".join(f"{e.get('title', '')} {e.get('content', '')}" for e in evidence), gold)
+            if evidence and gold and gold.strip().lower() not in YES_NO
+            else None
         ),
         "citation_title_recall": (
             title_recall(gold_titles, [c.get("title") or "" for c in citations])

@@ -197,10 +197,14 @@ def test_record_metrics_per_system():
         "f1": 1.0,
         "cover": 1.0,
         "evidence_title_recall": 1.0,
+        "answer_in_evidence": 1.0,
         "citation_title_recall": 0.5,
         "citation_precision": 1.0,
         "citation_recall": 1.0,
     }
+    lost_in_retrieval = {**q1, "gold": "Woman's World"}
+    assert record_metrics(lost_in_retrieval, "aisearch")["answer_in_evidence"] == 0.0
+    assert record_metrics({**q1, "gold": "yes"}, "aisearch")["answer_in_evidence"] is None
     m2 = record_metrics(q2, "aisearch")
     assert (m2["em"], m2["f1"], m2["cover"]) == (0.0, pytest.approx(0.5), 1.0)
     assert (m2["citation_precision"], m2["citation_recall"]) == (0.5, 0.5)

@@ -93,7 +93,7 @@ async def test_executor_route_calls_the_calculator_and_writer_cites_it(settings,
     (result,) = state["results"].values()
     assert result["tool"] == "python.calculate" and result["status"] == "ok"
     assert result["tool_calls"][0]["output"].strip() == "395"
-    assert "395" in state["answer"]["text"]
+    assert "395" in f"{state['answer']['short']} {state['answer']['text']}"
 
 
 async def test_writer_only_route_answers_end_to_end(settings, hub) -> None:
