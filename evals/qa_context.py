@@ -95,7 +95,7 @@ async def open_context(
         for server, error in run.tools.server_errors.items():
             log.warning("MCP server %s unavailable: %s", server, error)
         needs_baselines = any(s in systems for s in ("rag", "closed_book"))
-        baselines = Baselines(build_chat_model("writer", settings), searcher) if needs_baselines else None
+        baselines = Baselines(models("writer"), searcher) if needs_baselines else None
         grader = None
         if judge:
             if judge_base_url or judge_model:
