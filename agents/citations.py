@@ -20,18 +20,12 @@ from dataclasses import dataclass, field
 
 from core.state import Evidence
 from core.text import CITATION_MARK as CITATION
-from core.text import SENTENCE_END, content_words
+from core.text import SENTENCE_END, content_words, support
 
 FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
 MIN_WORDS = 4
 ATTRIBUTE_SUPPORT = 0.4
 KEEP_SUPPORT = 0.15
-
-
-def support(claim: str, source: str) -> float:
-    """Share of the claim's content words that appear in ``source`` (0 when it has none)."""
-    words = content_words(CITATION.sub("", claim))
-    return len(words & content_words(source)) / len(words) if words else 0.0
 
 
 @dataclass

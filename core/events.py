@@ -10,7 +10,7 @@ from typing import Literal, TypedDict
 
 from langgraph.config import get_stream_writer
 
-from core.state import Answer, Assessment, PlanMode, Route, Status, TaskData
+from core.state import Answer, Assessment, PlanEntry, Route, Status
 
 
 class RouteEvent(TypedDict):
@@ -28,16 +28,10 @@ class ToolsEvent(TypedDict):
     candidates: list[str]
 
 
-class PlanEvent(TypedDict):
+class PlanEvent(PlanEntry):
     """A new version of the plan, with its waves (tasks in one wave run in parallel)."""
 
     event: Literal["plan"]
-    version: int
-    mode: PlanMode
-    tasks: list[TaskData]
-    dropped: list[str]
-    fallback: bool
-    errors: list[str]
     waves: list[list[str]]
 
 

@@ -29,6 +29,13 @@ def content_words(text: str, stopwords: frozenset[str] = STOPWORDS) -> set[str]:
     return {word for word in WORD.findall(text.lower()) if word not in stopwords}
 
 
+def support(claim: str, source: str) -> float:
+    """Share of the claim's content words (citations aside) found in ``source`` (0 when it has none):
+    the lexical stand-in for an NLI check, used by the Writer's citation check and the evaluation."""
+    words = content_words(CITATION_MARK.sub(" ", claim))
+    return len(words & content_words(source)) / len(words) if words else 0.0
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of ``text`` (split after ``.!?`` and their CJK forms)."""
     return SENTENCE_END.split(text.strip())

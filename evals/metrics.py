@@ -19,20 +19,15 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from core.text import CITATION_MARK, support
+from core.text import content_words as text_content_words
+
 Outcome = Literal["win", "tie", "lose"]
 
 ARTICLES = re.compile(r"\b(a|an|the)\b")
 PUNCTUATION = frozenset(string.punctuation)
 YES_NO = frozenset({"yes", "no", "noanswer"})
 
-WORD = re.compile(r"\w+", re.UNICODE)
-CITATION_MARK = re.compile(r"\[\d{1,3}\]")
-MIN_WORD_LENGTH = 3
-STOPWORDS = frozenset(
-    "the and for with that this these those from into about can could would should will you your "
-    "are was were has have had not but its their there then than also such which what when where "
-    "how who whom whose does did use used using may might more most other some any all each one".split()
-)
 SUPPORT_THRESHOLD = 0.4
 MIN_FACTUAL_WORDS = 4  # "more than three words": shorter sentences are connectives, not claims
 
@@ -109,24 +104,8 @@ def title_recall(gold_titles: Iterable[str], titles: Iterable[str]) -> float:
 
 
 def content_words(text: str | None) -> set[str]:
-    """Lower-cased word tokens of three or more characters, without common function words.
-
-    Args:
-        text: any text; citation markers like ``[2]`` are ignored.
-    """
-    cleaned = CITATION_MARK.sub(" ", (text or "").lower())
-    return {w for w in WORD.findall(cleaned) if len(w) >= MIN_WORD_LENGTH and w not in STOPWORDS}
-
-
-def support(sentence: str, passage: str) -> float:
-    """Share of the sentence's content words found in the passage (0.0 when it has none).
-
-    Args:
-        sentence: the claim.
-        passage: the cited source text.
-    """
-    words = content_words(sentence)
-    return len(words & content_words(passage)) / len(words) if words else 0.0
+    """The content words of ``text`` as the Writer's citation check counts them, citations aside."""
+    return text_content_words(CITATION_MARK.sub(" ", text or ""))
 
 
 def supports(sentence: str, passage: str, threshold: float = SUPPORT_THRESHOLD) -> bool:

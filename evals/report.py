@@ -87,6 +87,17 @@ def _config_lines(config: Mapping[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def _outcome_row(label: str, summary: Mapping[str, Any], counts: str, key: str) -> list[str]:
+    """One side-by-side row: W/T/L counts (``<counts>wins`` …), NWR ``key``, its interval and p."""
+    return [
+        label,
+        *(str(summary.get(f"{counts}{outcome}", 0)) for outcome in ("wins", "ties", "losses")),
+        _num(summary.get(key)),
+        _ci(summary.get(f"{key}_ci")),
+        _num(summary.get(f"{key}_sign_p"), 4),
+    ]
+
+
 def markdown(summary: Mapping[str, Any], images: Sequence[str | Path] = ()) -> str:
     """Render the summary of a QA run as a Markdown report.
 
@@ -131,29 +142,9 @@ def markdown(summary: Mapping[str, Any], images: Sequence[str | Path] = ()) -> s
 
     # Side by side.
     out += ["## aisearch vs RAG, side by side", ""]
-    rows = [
-        [
-            "F1 (per question)",
-            str(summary.get("wins", 0)),
-            str(summary.get("ties", 0)),
-            str(summary.get("losses", 0)),
-            _num(summary.get("nwr")),
-            _ci(summary.get("nwr_ci")),
-            _num(summary.get("nwr_sign_p"), 4),
-        ]
-    ]
+    rows = [_outcome_row("F1 (per question)", summary, "", "nwr")]
     if summary.get("nwr_judge") is not None:
-        rows.append(
-            [
-                "judge (pairwise)",
-                str(summary.get("judge_wins", 0)),
-                str(summary.get("judge_ties", 0)),
-                str(summary.get("judge_losses", 0)),
-                _num(summary.get("nwr_judge")),
-                _ci(summary.get("nwr_judge_ci")),
-                _num(summary.get("nwr_judge_sign_p"), 4),
-            ]
-        )
+        rows.append(_outcome_row("judge (pairwise)", summary, "judge_", "nwr_judge"))
     out += _table(["basis", "wins", "ties", "losses", "NWR", "95% CI", "sign-test p"], rows)
     for key, stats in (summary.get("judge_pairwise") or {}).items():
         if key != f"{SYSTEM}_vs_rag":
