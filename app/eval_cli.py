@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.index_cli import _subparsers_of
+from app.commands import Handler, command_group, guarded
+from evals.qa_data import DatasetError
 
 QA_KEYS = (
     "n",
@@ -132,25 +133,14 @@ def _run_path(run: str) -> Path:
     return path
 
 
-def _guard(command: Any) -> Any:
-    """Turn the expected failures of an evaluation into one-line errors."""
-
-    def run(args: argparse.Namespace) -> int:
-        from evals.qa_data import DatasetError
-
-        try:
-            return int(command(args) or 0)
-        except (DatasetError, FileNotFoundError, ValueError) as exc:
-            print(f"aisearch: error: {exc}", file=sys.stderr)
-            return 2
-
-    return run
+def _guard(command: Handler) -> Handler:
+    """Turn the expected failures of an evaluation into one-line errors (exit code 2)."""
+    return guarded(command, (DatasetError, FileNotFoundError, ValueError), code=2)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``aisearch eval qa``, ``eval report`` and ``eval compare``."""
-    evaluate = subparsers.choices.get("eval") or subparsers.add_parser("eval", help="evaluations")
-    group = _subparsers_of(evaluate, "eval_command")
+    group = command_group(subparsers, "eval", "evaluations", "eval_command")
     qa = group.add_parser(
         "qa",
         help="answer quality and latency: aisearch vs same-model RAG (and closed-book), side by side",

@@ -11,32 +11,18 @@ import json
 import logging
 import shlex
 import sys
-from collections.abc import Callable
 from typing import Any
 
+from app.commands import Handler, command_group, echo, guarded
 from tools.index.errors import IndexUserError
 from tools.index.paths import DEFAULT_COLLECTION, INDEX_DIR_ENV
 
-Handler = Callable[[argparse.Namespace], int]
 log = logging.getLogger(__name__)
-
-
-def _echo(text: str = "", *, err: bool = False) -> None:
-    (sys.stderr if err else sys.stdout).write(text + "\n")
 
 
 def _guard(handler: Handler) -> Handler:
     """Turn the expected errors into a one-line message on stderr and exit code 1."""
-
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return handler(args)
-        except (IndexUserError, FileNotFoundError, ValueError) as exc:
-            _echo(f"aisearch: error: {exc}", err=True)
-            return 1
-
-    run.__doc__ = handler.__doc__
-    return run
+    return guarded(handler, (IndexUserError, FileNotFoundError, ValueError), code=1)
 
 
 def _store(args: argparse.Namespace) -> Any:
@@ -53,11 +39,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.list:
         rows = [{"name": n, **_brief(store.collection(n).state())} for n in store.names()]
         if args.json:
-            _echo(json.dumps(rows, indent=2))
+            echo(json.dumps(rows, indent=2))
         else:
-            _echo(f"index: {store.root}")
+            echo(f"index: {store.root}")
             for row in rows:
-                _echo(
+                echo(
                     f"  {row['name']}: {row['passages']} passages from {row['sources']} sources ({row['updated']})"
                 )
         return 0
@@ -70,7 +56,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.default:
         from tools.index.service import build_default_collection
 
-        _echo(
+        echo(
             "indexing the Python standard library documentation (pydoc topics and module docstrings)",
             err=True,
         )
@@ -81,11 +67,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         reports.append(index_paths(args.paths, args.collection, store=store, show_progress=not args.quiet))
     for report in reports:
         if args.json:
-            _echo(json.dumps({**report.as_dict(), "index_dir": str(store.root)}, indent=2))
+            echo(json.dumps({**report.as_dict(), "index_dir": str(store.root)}, indent=2))
         else:
-            _echo(report.summary())
+            echo(report.summary())
             for failure in report.failed:
-                _echo(f"  failed: {failure}", err=True)
+                echo(f"  failed: {failure}", err=True)
     return 1 if any(report.failed for report in reports) else 0
 
 
@@ -129,11 +115,11 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
         json_path, md_path = retrieval.write_results(result, args.out or retrieval.RESULTS_DIR, command)
         result["written"] = [str(json_path), str(md_path)]
     if args.json:
-        _echo(json.dumps(result, indent=2))
+        echo(json.dumps(result, indent=2))
     else:
-        _echo(retrieval.markdown(result, command))
+        echo(retrieval.markdown(result, command))
         for path in result.get("written", []):
-            _echo(f"wrote {path}", err=True)
+            echo(f"wrote {path}", err=True)
     return 0
 
 
@@ -179,15 +165,6 @@ def _eval_command(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
-def _subparsers_of(parser: argparse.ArgumentParser, dest: str) -> Any:
-    """The sub-command group of ``parser`` (created if it has none), so that several modules can
-    add commands under one ``aisearch eval``."""
-    for action in parser._actions:  # noqa: SLF001 - argparse offers no public accessor
-        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
-            return action
-    return parser.add_subparsers(dest=dest, required=True)
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``aisearch index`` and ``aisearch eval retrieval``."""
     index = subparsers.add_parser(
@@ -212,8 +189,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     index.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     index.set_defaults(func=_guard(cmd_index))
 
-    evaluate = subparsers.choices.get("eval") or subparsers.add_parser("eval", help="evaluations")
-    group = _subparsers_of(evaluate, "eval_command")
+    group = command_group(subparsers, "eval", "evaluations", "eval_command")
     retrieval = group.add_parser(
         "retrieval",
         help="recall@k of gold titles and query latency for bm25, dense, hybrid (and rerank)",

@@ -13,15 +13,14 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
+from app.commands import Handler, echo, guarded
 from core.settings import Settings, load_settings
 from models.assemble import REGISTRY, AssemblyError, assemble, status
 from models.config import ConfigError, masked
 from models.local_server import LocalServerError, ensure_server_state, server_status, stop_server
 
-Handler = Callable[[argparse.Namespace], int]
 ERRORS = (AssemblyError, ConfigError, LocalServerError, KeyError)
 
 
@@ -29,28 +28,18 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(getattr(args, "config", None))
 
 
+def _describe(exc: BaseException) -> object:
+    """A KeyError's message without the quotes ``str(KeyError)`` adds."""
+    return exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+
+
 def _guard(handler: Handler) -> Handler:
     """Turn the expected errors into a one-line message on stderr and exit code 1."""
-
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return handler(args)
-        except ERRORS as exc:
-            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            _echo(f"error: {message}", err=True)
-            return 1
-
-    run.__doc__ = handler.__doc__
-    return run
-
-
-def _echo(text: str = "", *, err: bool = False) -> None:
-    stream = sys.stderr if err else sys.stdout
-    stream.write(text + "\n")
+    return guarded(handler, ERRORS, code=1, prefix="error: ", describe=_describe)
 
 
 def _print_json(data: Any) -> None:
-    _echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 def cmd_models_start(args: argparse.Namespace) -> int:
@@ -62,10 +51,10 @@ def cmd_models_start(args: argparse.Namespace) -> int:
         _print_json({**state, "started_now": started, "seconds": round(elapsed, 2)})
         return 0
     verb = f"started in {elapsed:.1f} s" if started else "already running"
-    _echo(f"local model server {verb}: {state['base_url']} (pid {state['pid']})")
+    echo(f"local model server {verb}: {state['base_url']} (pid {state['pid']})")
     for alias, path in state["models"].items():
-        _echo(f"  {alias}: {path}")
-    _echo(f"  log: {state['log']}")
+        echo(f"  {alias}: {path}")
+    echo(f"  log: {state['log']}")
     return 0
 
 
@@ -79,24 +68,24 @@ def cmd_models_status(args: argparse.Namespace) -> int:
     if info["running"]:
         healthy = info.get("healthy")
         health = "healthy" if healthy else "busy or not answering /v1/models"
-        _echo(f"server: running, {health}: {info['base_url']} (pid {info['pid']}, up {info['uptime_s']} s)")
-        _echo(f"  serving: {', '.join(info['models'])}")
-        _echo(f"  log: {info['log']}")
+        echo(f"server: running, {health}: {info['base_url']} (pid {info['pid']}, up {info['uptime_s']} s)")
+        echo(f"  serving: {', '.join(info['models'])}")
+        echo(f"  log: {info['log']}")
     else:
-        _echo("server: not running (start it with: aisearch models start)")
+        echo("server: not running (start it with: aisearch models start)")
     for row in models:
         state = (
             "verified" if row["verified"] else "assembled, not verified" if row["assembled"] else "missing"
         )
         parts = "" if row["parts_installed"] else " (part packages not installed)"
-        _echo(f"model {row['alias']}: {state}{parts}: {row['path']}")
+        echo(f"model {row['alias']}: {state}{parts}: {row['path']}")
     return 0 if info["running"] else 3
 
 
 def cmd_models_stop(args: argparse.Namespace) -> int:
     """Stop the local model server if it runs."""
     stopped = stop_server()
-    _echo("local model server stopped" if stopped else "local model server was not running")
+    echo("local model server stopped" if stopped else "local model server was not running")
     return 0
 
 
@@ -105,7 +94,7 @@ def cmd_models_assemble(args: argparse.Namespace) -> int:
     for alias in args.aliases or list(REGISTRY):
         started_at = time.monotonic()
         path = assemble(alias, force=args.force)
-        _echo(f"{alias}: {path} ({time.monotonic() - started_at:.1f} s)")
+        echo(f"{alias}: {path} ({time.monotonic() - started_at:.1f} s)")
     return 0
 
 
