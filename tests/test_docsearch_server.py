@@ -98,8 +98,11 @@ async def test_search_read_and_errors_over_stdio(index_dir: Path) -> None:
 
 
 async def test_default_collection_is_built_in_the_background(tmp_path: Path) -> None:
-    env = {"AISEARCH_DEFAULT_CORPUS_MODULES": "json", "AISEARCH_DEFAULT_CORPUS_TOPICS": "0",
-           "AISEARCH_DOCSEARCH_DEFAULT_BUILD": "1"}  # conftest turns the default build off for other tests
+    env = {
+        "AISEARCH_DEFAULT_CORPUS_MODULES": "json",
+        "AISEARCH_DEFAULT_CORPUS_TOPICS": "0",
+        "AISEARCH_DOCSEARCH_DEFAULT_BUILD": "1",
+    }  # conftest turns the default build off for other tests
     async with _client(tmp_path / "fresh", **env).session("docsearch") as session:
         first = await session.call_tool("search", {"query": "How do I pretty-print JSON?"})
         assert first.isError and "the default index 'docs'" in first.content[0].text
@@ -155,3 +158,31 @@ async def test_streamable_http_transport(tmp_path: Path) -> None:
         assert "aisearch index --default" in result.content[0].text
     finally:
         stop_process(proc)
+
+
+@pytest.mark.parametrize("how", ["env", "flag"])
+async def test_a_call_without_a_collection_searches_the_servers_default(tmp_path: Path, how: str) -> None:
+    """The evaluation serves its corpus this way (``AISEARCH_DOCSEARCH_COLLECTION`` or ``--collection``)."""
+    from tools.index.ingest import index_sources
+    from tools.index.sources import file_source
+
+    corpus = REPO_ROOT / "tests" / "fixtures" / "hotpot" / "corpus.jsonl"
+    index_sources(
+        IndexStore(tmp_path).collection("hotpot"),
+        [file_source(corpus)],
+        in_scope=lambda key: key != str(corpus),
+    )
+    args, env = (
+        (["--collection", "hotpot"], {})
+        if how == "flag"
+        else ([], {"AISEARCH_DOCSEARCH_COLLECTION": "hotpot"})
+    )
+    async with _client(tmp_path, "--no-default-build", *args, **env).session("docsearch") as session:
+        found = _payload(
+            await session.call_tool("search", {"query": "Who built the Harrow Point Lighthouse?"})
+        )
+        assert found["collection"] == "hotpot" and found["results"][0]["title"] == "Harrow Point Lighthouse"
+        passage = _payload(await session.call_tool("read", {"passage_id": found["results"][0]["id"]}))
+        assert "Miriam Calloway" in passage["text"]
+        result = await session.call_tool("search", {"query": "x", "collection": "docs"})
+        assert result.isError, "a named collection is still searched as named"
