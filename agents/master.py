@@ -5,10 +5,15 @@ Seed 001 §2 and §3.5: the Master never answers the query itself. It classifies
 search strategy (seed 002: direct, parallel, serial), resolves follow-ups against the conversation
 and grounds relative dates; a quick probe of the local documents sends questions they cover to
 be searched.
+
+The decision is cheap first (``agents/router.py``: rules, the probe, the route classifier) and
+asks the Master's LLM only for what those leave open, or for every query with
+``routing = "llm"``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -20,6 +25,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 from pydantic import BaseModel, Field
 
+from agents.facets import comparison_facets
+from agents.route_classifier import shared_classifier
+from agents.router import CheapRoute, Classifier, cheap_route, needs_tools
 from core.events import RouteEvent, emit
 from core.run import Run, RunContext, current_run
 from core.state import Assessment, Complexity, Route, SearchState, Strategy
@@ -69,6 +77,9 @@ class Probe(BaseModel):
 class Reading(AssessmentReply):
     """The Master's reading of a query, as recorded in the state."""
 
+    facets: list[str] = Field(default_factory=list)
+    decided_by: str = "llm"
+    search_only: bool = False
     fallback: bool = False
     escalated: str | None = None
     probe: Probe | None = None
@@ -142,6 +153,8 @@ def rule_assessment(query: str) -> Reading:
         needs_external_info=complexity != "simple",
         needs_decomposition=complexity == "complex",
         strategy=strategy,
+        facets=comparison_facets(query),
+        decided_by="fallback",
         fallback=True,
     )
 
@@ -208,10 +221,100 @@ async def ground_in_documents(run: Run, assessment: Reading, query: str) -> Read
 
 
 def route_for(assessment: Reading) -> Route:
-    """The team configuration for an assessment; a "simple" query that needs outside facts is moderate."""
+    """The team configuration for an assessment.
+
+    A "simple" query that needs outside facts is moderate; a complex one that the documents answer
+    without other tools goes to the Executor, whose SRSA strategy (parallel or serial search) does
+    the several steps: the Planner is for questions that need tools beyond search.
+    """
     if assessment.complexity == "simple" and assessment.needs_external_info:
         return "executor"
+    if assessment.complexity == "complex" and assessment.search_only and assessment.strategy != "direct":
+        return "executor"
     return ROUTES[assessment.complexity]
+
+
+def _classifier() -> Classifier | None:
+    """The route classifier, or None (logged) when its embedding model cannot be loaded."""
+    try:
+        classifier = shared_classifier()
+        classifier.classify("warm-up")
+    except Exception as exc:  # noqa: BLE001 - a missing model must not stop routing
+        log.warning("the route classifier is unavailable (%s); rules, probe and LLM decide", exc)
+        return None
+    return classifier
+
+
+def cheap_reading(decision: CheapRoute, query: str, probe: Probe | None) -> Reading:
+    """The Master's reading when the cheap route decided (no LLM call)."""
+    return Reading(
+        rationale=decision.why,
+        resolved_query=query,
+        intent=query,
+        complexity=decision.complexity,
+        needs_external_info=decision.needs_external_info,
+        needs_decomposition=decision.strategy != "direct",
+        strategy=decision.strategy,
+        facets=decision.facets,
+        decided_by=decision.decided_by,
+        probe=probe,
+    )
+
+
+async def llm_reading(run: Run, state: SearchState, query: str, today: str) -> Reading:
+    """The Master's LLM assessment (calibrated by rules; the rules alone if it gives nothing usable)."""
+    history = format_history(state.get("messages", []))
+    documents = searchable_documents(run.tools.specs.values())
+    prompt = render("master_assess", today=today, history=history, query=query, documents=documents)
+    result = await structured_call(
+        run.model("master"),
+        [HumanMessage(content=prompt)],
+        AssessmentReply,
+        check=lambda reply: calibrate(reply, query),
+        fallback=lambda errors: rule_assessment(query),
+        constrain=run.settings.role("master").constrain_json,
+    )
+    reading = result.value
+    reading.resolved_query = usable_resolution(reading.resolved_query, query)
+    if not reading.facets:
+        reading.facets = comparison_facets(reading.resolved_query) or [
+            fact for fact in reading.facts_to_find if fact.strip()
+        ]
+    return reading
+
+
+async def read_query(run: Run, state: SearchState, query: str, today: str) -> Reading:
+    """Decide the team for ``query``: cheaply when the rules, probe or classifier can, else by LLM."""
+    threshold = run.settings.document_probe_similarity
+    if run.settings.routing == "llm":
+        reading = await llm_reading(run, state, query, today)
+        reading = await ground_in_documents(run, reading, query)
+        covered = reading.probe is not None and reading.probe.similarity >= threshold
+        reading.search_only = covered and not needs_tools(reading.resolved_query)
+        return reading
+    probe = await probe_documents(run, query) if threshold < 1 else None
+    covered = probe is not None and probe.similarity >= threshold
+    decision = await asyncio.to_thread(
+        cheap_route,
+        query,
+        has_history=bool(state.get("messages")),
+        covered=covered,
+        classifier=_classifier(),
+    )
+    if decision is not None:
+        log.info("route decided by %s: %s", decision.decided_by, decision.why)
+        reading = cheap_reading(decision, query, probe)
+        reading.search_only = covered and not needs_tools(query)
+        return reading
+    reading = await llm_reading(run, state, query, today)
+    if threshold < 1 and reading.resolved_query != query:  # a follow-up: probe what it means
+        probe = await probe_documents(run, reading.resolved_query)
+        covered = probe is not None and probe.similarity >= threshold
+    reading.probe = probe
+    reading.search_only = covered and not needs_tools(reading.resolved_query)
+    if covered and route_for(reading) == "writer_only":
+        reading.complexity, reading.needs_external_info, reading.escalated = "moderate", True, "documents"
+    return reading
 
 
 async def assess(
@@ -226,20 +329,7 @@ async def assess(
     if not query:
         raise ValueError("the query is empty")
     today = run.now().strftime("%A, %Y-%m-%d %H:%M %Z").strip()
-    history = format_history(state.get("messages", []))
-    documents = searchable_documents(run.tools.specs.values())
-    prompt = render("master_assess", today=today, history=history, query=query, documents=documents)
-    result = await structured_call(
-        run.model("master"),
-        [HumanMessage(content=prompt)],
-        AssessmentReply,
-        check=lambda reply: calibrate(reply, query),
-        fallback=lambda errors: rule_assessment(query),
-        constrain=run.settings.role("master").constrain_json,
-    )
-    assessment = result.value
-    assessment.resolved_query = usable_resolution(assessment.resolved_query, query)
-    assessment = await ground_in_documents(run, assessment, query)
+    assessment = await read_query(run, state, query, today)
     route = route_for(assessment)
     record = assessment.record()
     emit(RouteEvent(event="route", route=route, assessment=record))
@@ -257,6 +347,7 @@ async def assess(
         "augmented": Overwrite([]),
         "missing": Overwrite([]),
         "review": None,
+        "next_query": None,
         "replans": 0,
         "waves": 0,
         "started_at": time.time(),

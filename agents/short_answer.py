@@ -1,9 +1,10 @@
 """The Writer's short answer: the answer in a few words, shown first, above the cited explanation.
 
-The Writer is asked to open with ``Answer: <a name, a date, a number, yes/no>`` and then give a
-few cited sentences. Small models drift from that format (bold markers, ``Short answer:``, the
-marker on a line of its own, or no marker at all), so the parser accepts the common variants and
-falls back to the first sentence of the text.
+The Writer asks for the answer alone, then for its reasons (``agents/writer.py``). Small models
+drift from any format (bold markers, ``Answer:`` or ``Short answer:`` prefixes, the marker on a
+line of its own, the answer and its reasons in one reply), so the parsers accept the common
+variants: :func:`short_of` reads the answer turn, :func:`explanation_of` the reasons turn, and
+:func:`split_short_answer` a reply that holds both.
 """
 
 from __future__ import annotations
@@ -73,3 +74,23 @@ def _split(text: str) -> tuple[str, str]:
     first = SENTENCE_END.split(stripped, maxsplit=1)[0] if stripped else ""
     words = clean_short(first).split()
     return " ".join(words[:MAX_FALLBACK_WORDS]), stripped
+
+
+def short_of(reply: str) -> str:
+    """The short answer in a reply to an answer-only prompt: its first line, without a marker."""
+    lines = [line for line in reply.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    match = MARKER.match(lines[0])
+    value = lines[0]
+    if match:
+        value = match.group(1) if match.group(1).strip() else (lines[1] if len(lines) > 1 else "")
+    return " ".join(clean_short(value).split()[:MAX_FALLBACK_WORDS])
+
+
+def explanation_of(reply: str) -> str:
+    """The reasons in a reply to "say why": without a repeated ``Answer:`` line or a ``Because:`` label."""
+    lines = reply.strip().splitlines()
+    if lines and MARKER.match(lines[0]) and len(lines) > 1:
+        lines = lines[1:]
+    return BODY_LABEL.sub("", "\n".join(lines).strip(), count=1).strip()

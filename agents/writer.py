@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from agents.citations import check_citations
-from agents.short_answer import split_short_answer
+from agents.facets import answer_choices
+from agents.short_answer import explanation_of, short_of
 from core.events import AnswerEvent, emit
 from core.plan import current_plan
 from core.run import RunContext, current_run
@@ -26,6 +28,8 @@ from models.structured import message_text, strip_thinking
 from prompts import render
 
 MAX_SOURCE_CHARS = 700
+SHORT_TOKENS = 32  # the short answer: a name, a date, a number, yes/no
+EXPLAIN_TOKENS = 64  # one cited sentence, not a restatement of the sources
 
 
 def number_sources(state: SearchState) -> list[Evidence]:
@@ -93,6 +97,25 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str], short: 
     }
 
 
+async def answer_first(model: BaseChatModel, prompt: str, *, direct: bool) -> tuple[str, str]:
+    """The short answer, then its explanation: two turns of one conversation.
+
+    The first turn asks for the answer alone (a short phrase, as single-shot RAG asks); the
+    second asks why, citing the sources. The second turn extends the first one's prompt and reply,
+    so a llama.cpp server reuses the whole prefix and only reads the new question. A model that
+    writes ``Answer: …`` or its reasons anyway is parsed the same way.
+    """
+    system = SystemMessage(content=render("reader_system"))
+    question = HumanMessage(content=prompt)
+    first = await model.bind(max_tokens=SHORT_TOKENS, temperature=0).ainvoke([system, question])
+    first_text = strip_thinking(message_text(first))
+    short = short_of(first_text)
+    follow_up = HumanMessage(content=render("writer_explain_direct" if direct else "writer_explain"))
+    turns = [system, question, AIMessage(content=first_text), follow_up]
+    second = await model.bind(max_tokens=EXPLAIN_TOKENS).ainvoke(turns)
+    return short, explanation_of(strip_thinking(message_text(second)))
+
+
 async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Write the final answer of the turn."""
     run = await current_run(runtime)
@@ -100,7 +123,8 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     query = state["query"]
     sources = number_sources(state)
     missing = list(dict.fromkeys(state.get("missing", [])))
-    if state.get("route") == "writer_only" or (not sources and not state.get("plan")):
+    prompt_is_direct = state.get("route") == "writer_only" or (not sources and not state.get("plan"))
+    if prompt_is_direct:
         history = format_history(state.get("messages", [])[:-1])
         prompt = render("writer_direct", today=state.get("today", ""), history=history, query=query)
     else:
@@ -114,15 +138,17 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
             gaps += "Problems: " + "; ".join(failures) + "\n"
         resolved = assessment.get("resolved_query") or query
         question = query if resolved == query else f"{query} (meaning: {resolved})"
+        options = answer_choices(resolved)
+        choices = f"\n(The answer is one of: {' or '.join(options)}.)" if options else ""
         prompt = render(
             "writer_answer",
             today=state.get("today", ""),
             sources=format_sources(sources) or "(none)",
             missing=gaps,
             query=question,
+            choices=choices,
         )
-    reply = await run.model("writer").ainvoke([HumanMessage(content=prompt)])
-    short, text = split_short_answer(strip_thinking(message_text(reply)))
+    short, text = await answer_first(run.model("writer"), prompt, direct=prompt_is_direct)
     check = check_citations(text, sources)
     answer = build_answer(check.text, sources, missing, short)
     answer["attributed_citations"] = check.attributed

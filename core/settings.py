@@ -12,8 +12,9 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
 
     tool_candidates = 5               # top-level keys
     document_probe_similarity = 0.45
+    routing = "cheap"
 
-Environment: ``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_BUDGET_<NAME>`` (for example
+Environment: ``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_ROUTING``, ``AISEARCH_BUDGET_<NAME>`` (for example
 ``AISEARCH_BUDGET_MAX_REPLANS=1``), and the model variables of ``models/config.py``.
 """
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -37,6 +38,7 @@ class Budgets(BaseModel):
     max_tool_calls: int = Field(default=12, ge=0)
     max_tasks: int = Field(default=8, ge=1)
     max_executor_rounds: int = Field(default=2, ge=1)
+    max_hops: int = Field(default=2, ge=1)
     search_k: int = Field(default=4, ge=1, le=20)
     max_parallel: int = Field(default=4, ge=1)
     tool_timeout_s: float = Field(default=30.0, gt=0)
@@ -53,6 +55,9 @@ class Settings(ModelSettings):
     # the Master searches the local documents before answering from memory when a quick probe finds
     # a passage at least this similar to the question (MiniLM cosine; 0 < x <= 1; 1 turns it off)
     document_probe_similarity: float = Field(default=0.45, gt=0, le=1)
+    # who decides the route: "cheap" (rules, the document probe and the route classifier; the
+    # Master's LLM only for what they leave open) or "llm" (the Master's LLM for every query)
+    routing: Literal["cheap", "llm"] = "cheap"
 
 
 def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -81,9 +86,11 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
     mcp = env.get("AISEARCH_MCP_CONFIG") or paths.get("mcp_config")
     if mcp:
         values["mcp_config"] = Path(mcp).expanduser()
-    for key in ("tool_candidates", "document_probe_similarity"):
+    for key in ("tool_candidates", "document_probe_similarity", "routing"):
         if key in data:
             values[key] = data[key]
+    if env.get("AISEARCH_ROUTING"):
+        values["routing"] = env["AISEARCH_ROUTING"]
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:

@@ -21,6 +21,7 @@ Route = Literal["writer_only", "executor", "planner"]
 Complexity = Literal["simple", "moderate", "complex"]
 Strategy = Literal["direct", "parallel", "serial"]
 Decision = Literal["dispatch", "replan", "augment", "write"]
+DecidedBy = Literal["rules", "classifier", "probe", "llm", "fallback"]
 PlanMode = Literal["plan", "single", "replan", "augment"]
 
 
@@ -91,6 +92,9 @@ class Assessment(TypedDict):
     needs_external_info: bool
     needs_decomposition: bool
     strategy: Strategy
+    facets: list[str]
+    decided_by: DecidedBy
+    search_only: bool
     fallback: bool
     escalated: str | None
     probe: DocumentProbe | None
@@ -214,6 +218,7 @@ class SearchState(TypedDict, total=False):
     discarded: Annotated[list[TaskResult], extend_list]
     augmented: Annotated[list[str], extend_list]
     review: Review | None
+    next_query: str | None
     replans: int
     waves: int
     started_at: float

@@ -54,10 +54,9 @@ async def open_context(
 ) -> AsyncIterator[QAContext]:
     """Index the corpus (or reuse it), start the model server and the MCP servers, and yield the
     parts of a run; everything started here is stopped on exit."""
-    from langchain_openai import ChatOpenAI
 
     from evals.retrieval import default_eval_index_dir
-    from models.factory import build_chat_model
+    from models.factory import CompatibleChatOpenAI, build_chat_model
     from tools.index.ingest import index_sources
     from tools.index.search import Searcher
     from tools.index.sources import file_source
@@ -100,7 +99,7 @@ async def open_context(
         if judge:
             if judge_base_url or judge_model:
                 writer = settings.role("writer")
-                model = ChatOpenAI(
+                model = CompatibleChatOpenAI(
                     model=judge_model or writer.model,
                     base_url=judge_base_url or build_chat_model("writer", settings).openai_api_base,
                     api_key=os.environ.get("AISEARCH_JUDGE_API_KEY") or writer.api_key or "not-needed",

@@ -14,7 +14,13 @@ from core.text import CITATION, sentences
 
 log = logging.getLogger(__name__)
 
-ROUTE_NODES = {"plan": "planner", "execute_task": "executor"}
+ROUTE_NODES = {
+    "plan": "planner",
+    "execute_task": "executor",
+    "direct_search": "executor",
+    "parallel_search": "executor",
+    "serial_search": "executor",
+}
 
 
 def route_of(trajectory: list[str]) -> str:
@@ -58,6 +64,7 @@ def aisearch_record(trace: dict[str, Any]) -> dict[str, Any]:
         "sentences": answer_sentences(answer.get("text", "")),
         "route": values.get("route") or route_of(trace["trajectory"]),
         "strategy": assessment.get("strategy"),
+        "decided_by": assessment.get("decided_by"),
         "assessment_fallback": bool(assessment.get("fallback")),
         "escalated": assessment.get("escalated"),
         "plan_tasks": len(plan.get("tasks", [])),

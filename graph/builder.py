@@ -2,6 +2,9 @@
 
 ```
 START → master ─┬─ writer_only ───────────────────────────────────────→ writer → END
+                ├─ executor ─→ select_tools ─┬─ direct_search ───────────────────→ writer
+                │  (a search tool: the SRSA  ├─ parallel_search ⇉ search_branch ⇉ writer
+                │   strategy)                └─ serial_search ⇄ next_hop ──────→ writer
                 ├─ executor ─→ select_tools ─→ dispatch ⇉ execute_task ⇉ review ─┬→ dispatch
                 └─ planner ──→ select_tools ─→ plan ─→ dispatch                    ├→ plan (re-plan / augment)
                                                                                    └→ writer
@@ -24,6 +27,7 @@ from agents.master import assess
 from agents.planner import plan
 from agents.review import review
 from agents.select_tools import select_tools
+from agents.strategies import direct_search, next_hop, parallel_search, search_branch, serial_search
 from agents.writer import write
 from core.run import RunContext
 from core.state import InputState, OutputState, SearchState
@@ -43,10 +47,16 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_node("dispatch", dispatch)
     builder.add_node("execute_task", execute_task)
     builder.add_node("review", review)
+    builder.add_node("direct_search", direct_search)
+    builder.add_node("parallel_search", parallel_search)
+    builder.add_node("search_branch", search_branch)
+    builder.add_node("serial_search", serial_search)
+    builder.add_node("next_hop", next_hop)
     builder.add_node("writer", write)
     builder.add_edge(START, "master")
     builder.add_edge("plan", "dispatch")
     builder.add_edge("execute_task", "review")
+    builder.add_edge("search_branch", "writer")
     builder.add_edge("writer", END)
     return builder.compile(checkpointer=checkpointer, name=GRAPH_NAME)
 

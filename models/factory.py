@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 from langchain_core.language_models import BaseChatModel
@@ -16,6 +17,23 @@ log = logging.getLogger(__name__)
 
 ChatFn = Callable[[list[dict[str, str]]], str]
 """A plain chat function: OpenAI-style messages in, the reply's text out (the reranker's model)."""
+
+
+class CompatibleChatOpenAI(ChatOpenAI):
+    """``ChatOpenAI`` for OpenAI-compatible servers: the output limit also goes as ``max_tokens``.
+
+    langchain-openai sends the limit only as ``max_completion_tokens`` (OpenAI's newer name);
+    llama.cpp's servers (llama-cpp-python, llama-server) and other compatible servers read
+    ``max_tokens`` and silently ignore the other, so without this every role's limit, and every
+    ``bind(max_tokens=…)``, was no limit at all. OpenAI's own API keeps the single new name.
+    """
+
+    def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
+        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        limit = payload.get("max_completion_tokens")
+        if limit is not None and "api.openai.com" not in str(self.openai_api_base or ""):
+            payload["max_tokens"] = limit
+        return payload
 
 
 class ModelUnavailableError(RuntimeError):
@@ -43,7 +61,7 @@ def build_chat_model(role: Role, settings: ModelSettings) -> BaseChatModel:
     role_settings = settings.role(role)
     base_url = resolve_base_url(role, settings)
     log.debug("role %s -> %s at %s", role, role_settings.model, base_url)
-    return ChatOpenAI(
+    return CompatibleChatOpenAI(
         model=role_settings.model,
         base_url=base_url,
         api_key=role_settings.api_key or "not-needed",

@@ -20,7 +20,8 @@ from graph.builder import build_graph
 from models.config import ROLES, RoleSettings
 from tests.support.fakes import ScriptedChatModel
 from tools.hub import ToolHub
-from tools.index.ingest import index_paths
+from tools.index.ingest import index_paths, index_sources
+from tools.index.sources import file_source
 from tools.index.store import IndexStore
 from tools.registry import bundled_connections
 
@@ -34,13 +35,17 @@ os.environ["AISEARCH_DOCSEARCH_DEFAULT_BUILD"] = "0"
 os.environ["AISEARCH_DOCSEARCH_WARMUP"] = "0"
 
 
-def make_settings(**budgets: Any) -> Settings:
-    """Settings for tests: fake model names, default budgets unless overridden."""
+def make_settings(routing: str = "llm", **budgets: Any) -> Settings:
+    """Settings for tests: fake model names, default budgets unless overridden.
+
+    The route is the scripted Master's (``routing="llm"``) unless a test asks for the cheap router.
+    """
     return Settings(
         roles={
             role: RoleSettings(model=f"fake-{role}", base_url="http://unused.invalid/v1") for role in ROLES
         },
         budgets=Budgets(**budgets),
+        routing=routing,
     )
 
 
@@ -151,4 +156,25 @@ def fixture_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def docs_hub(fixture_index: Path) -> AsyncIterator[ToolHub]:
     """The bundled servers plus docsearch over the fixture index, all real stdio subprocesses."""
     async with ToolHub.open(docsearch_connections(fixture_index)) as opened:
+        yield opened
+
+
+HOTPOT_FIXTURE = REPO / "tests" / "fixtures" / "hotpot"
+
+
+@pytest.fixture(scope="session")
+def hotpot_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The HotpotQA-style fixture corpus indexed as collection 'docs' (what docsearch searches)."""
+    root = tmp_path_factory.mktemp("hotpot") / "index"
+    corpus = HOTPOT_FIXTURE / "corpus.jsonl"
+    index_sources(
+        IndexStore(root).collection("docs"), [file_source(corpus)], in_scope=lambda key: key != str(corpus)
+    )
+    return root
+
+
+@pytest.fixture
+async def hotpot_hub(hotpot_index: Path) -> AsyncIterator[ToolHub]:
+    """Real stdio MCP servers: the bundled ones plus docsearch over the fixture corpus."""
+    async with ToolHub.open(docsearch_connections(hotpot_index)) as opened:
         yield opened

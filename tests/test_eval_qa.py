@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,20 +19,17 @@ from evals.judge import Judge
 from evals.qa_context import QAContext
 from evals.qa_evaluators import route_check
 from evals.qa_runner import QAOptions, run_qa
-from tests.conftest import REPO, Team, docsearch_connections
+from tests.conftest import REPO, Team
 from tests.support.fakes import (
     EXEC_SEARCH_JUDGE,
     EXEC_SUBQUERIES,
     MASTER,
-    PLANNER,
     WRITER,
     ScriptedChatModel,
     assessment,
 )
 from tools.hub import ToolHub
-from tools.index.ingest import index_sources
 from tools.index.search import Searcher
-from tools.index.sources import file_source
 from tools.index.store import IndexStore
 
 FIXTURE = REPO / "tests" / "fixtures" / "hotpot"
@@ -51,24 +47,6 @@ def gold_for(prompt: str) -> str:
     """The fixture answer for the fixture question the prompt asks (its last "Question:" line)."""
     prompt = prompt.rsplit("Question:", 1)[-1]
     return next((answer for key, answer in ANSWERS.items() if key in prompt), "the height")
-
-
-@pytest.fixture(scope="module")
-def hotpot_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fixture corpus indexed as collection 'docs' (what the docsearch test server searches)."""
-    root = tmp_path_factory.mktemp("hotpot") / "index"
-    corpus = FIXTURE / "corpus.jsonl"
-    index_sources(
-        IndexStore(root).collection("docs"), [file_source(corpus)], in_scope=lambda key: key != str(corpus)
-    )
-    return root
-
-
-@pytest.fixture
-async def hotpot_hub(hotpot_index: Path) -> AsyncIterator[ToolHub]:
-    """Real stdio MCP servers: the bundled ones plus docsearch over the fixture corpus."""
-    async with ToolHub.open(docsearch_connections(hotpot_index)) as opened:
-        yield opened
 
 
 class CountingSearcher(Searcher):
@@ -90,26 +68,6 @@ def scripted_team() -> tuple[Team, ScriptedChatModel, ScriptedChatModel]:
     team["executor"].on(
         EXEC_SEARCH_JUDGE,
         lambda p: {"sources": [1], "answer": gold_for(p), "sufficient": True, "next_queries": []},
-    )
-    team["planner"].on(  # the comparison is escalated to the Planner by the Master's rules
-        PLANNER,
-        {
-            "reasoning": "Two heights, searched in parallel.",
-            "tasks": [
-                {
-                    "id": "t1",
-                    "goal": "How tall is Ostrava Tower?",
-                    "tool": "docsearch.search",
-                    "args": {"query": "Ostrava Tower"},
-                },
-                {
-                    "id": "t2",
-                    "goal": "How tall is Lindqvist Tower?",
-                    "tool": "docsearch.search",
-                    "args": {"query": "Lindqvist Tower"},
-                },
-            ],
-        },
     )
     team["writer"].on(WRITER, lambda p: f"Answer: {gold_for(p)}\nThe sources say {gold_for(p)} [1].")
     reader = ScriptedChatModel(name_="rag-reader").on(RAG_PROMPT, lambda p: "Answer: " + gold_for(p))
@@ -166,7 +124,7 @@ async def test_runner_scores_both_systems_offline_and_resumes_after_a_crash(
     assert attempts == [], "the offline LangSmith path opened no socket"
     assert summary["n"] == 5 and summary["errors"] == 0
     assert summary["em"] == 1.0 and summary["baseline_em"] == 1.0 and summary["nwr"] == 0.0
-    assert summary["route_counts"] == {"executor": 4, "planner": 1}
+    assert summary["route_counts"] == {"executor": 5}, "the comparison is searched in parallel, not planned"
     assert summary["trajectory_checks"] == {"checked": 5, "unexpected": 0, "examples": []}
     feedback = summary["langsmith"]["feedback_means_this_session"]
     assert feedback["aisearch.em"] == 1.0 and feedback["trajectory.expected_route"] == 1.0

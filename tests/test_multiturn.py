@@ -30,4 +30,4 @@ async def test_follow_up_is_resolved_against_the_previous_turn(team: Team, hub, 
     assert second["answer"]["text"] == "He was born in 156 BC."
     assert [m.type for m in second["messages"]] == ["human", "ai", "human", "ai"]
     assert path == ["master", "writer"]  # the trajectory of the second turn only
-    assert "User: Who was Emperor Wu of Han?" in team["writer"].calls[1].prompt
+    assert "User: Who was Emperor Wu of Han?" in team["writer"].calls[2].prompt  # turn 2, answer call

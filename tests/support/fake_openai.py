@@ -37,6 +37,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - http.server API
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        self.server.bodies.append(body)
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         reply = self.server.reply_for(prompt)
         if reply is None:
@@ -97,6 +98,7 @@ class _Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.rules = rules
         self.prompts: list[str] = []
+        self.bodies: list[dict[str, Any]] = []
 
     def reply_for(self, prompt: str) -> str | None:
         self.prompts.append(prompt)

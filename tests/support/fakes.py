@@ -104,11 +104,16 @@ EXEC_SEARCH_JUDGE = "Which results help with the task"
 
 
 def assessment(
-    complexity: str, strategy: str = "direct", resolved: str = "", intent: str = ""
+    complexity: str,
+    strategy: str = "direct",
+    resolved: str = "",
+    intent: str = "",
+    facts: list[str] | None = None,
 ) -> dict[str, Any]:
     """A master assessment reply."""
     return {
         "rationale": f"{complexity} query",
+        "facts_to_find": facts or [],
         "resolved_query": resolved,
         "intent": intent,
         "complexity": complexity,

@@ -1,0 +1,143 @@
+"""The entities a comparison question names, found by rules (no model call).
+
+SRSA's parallel strategy (seed 002) searches every entity of a comparison at once. Comparison
+questions name their entities in a few fixed forms, which rules read reliably and for free:
+
+* "Which came first, A or B?", "Who is older A or B?", "…: A or B?" — the names around " or ";
+* "Were A and B both …?", "Are both A and B …?", "What do A and B have in common?" — around " and ".
+
+A name is a run of capitalised words (or a quoted title) with the small words names contain
+("of", "the", "de", "v.", "&"…) allowed inside it.
+"""
+
+from __future__ import annotations
+
+import re
+
+CONNECTORS = frozenset("of the de del der la le von van da di du y and & v. vs. for in on at a an 's".split())
+QUESTION_WORDS = frozenset(
+    "which who whom whose what when where why how is are was were do does did can could has have had "
+    "between in".split()
+)
+COMPARISON_FORM = re.compile(
+    r"\b(both|either|neither|same|in common|first|earlier|later|older|younger|elder|more|less|"
+    r"larger|smaller|bigger|longer|shorter|taller|higher|lower|further|closer|most|least)\b",
+    re.IGNORECASE,
+)
+TOKEN = re.compile(r'"[^"]+"|“[^”]+”|[\w][\w.\'’&-]*|[,:;?!()]')
+MAX_FACETS = 4
+
+
+def _is_name_word(token: str) -> bool:
+    return token[:1].isupper() or token[:1].isdigit() or token[:1] in '"“'
+
+
+def _is_capitalised(token: str) -> bool:
+    return token[:1].isupper() or token[:1] in '"“'
+
+
+def delexicalize(question: str) -> str:
+    """The question with every name after its first word replaced by ``X`` (numbers kept)."""
+    tokens = TOKEN.findall(" ".join(question.split()))
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        if i == 0 or not _is_capitalised(tokens[i]):
+            out.append(tokens[i])
+            i += 1
+            continue
+        j = i + 1
+        while j < len(tokens) and (
+            _is_name_word(tokens[j])
+            or (
+                tokens[j].lower() in CONNECTORS
+                and tokens[j].lower() != "and"
+                and j + 1 < len(tokens)
+                and _is_name_word(tokens[j + 1])
+            )
+        ):
+            j += 1
+        out.append("X")
+        i = j
+    return " ".join(out)
+
+
+def _name_before(tokens: list[str], end: int) -> str:
+    """The name that ends at ``tokens[end - 1]`` (empty if that is not part of a name)."""
+    start = end
+    while start > 0:
+        token = tokens[start - 1]
+        if _is_name_word(token):
+            start -= 1
+        elif token.lower() in CONNECTORS and start - 1 > 0 and _is_name_word(tokens[start - 2]):
+            start -= 1
+        else:
+            break
+    while start < end and (tokens[start].lower() in CONNECTORS or tokens[start].lower() in QUESTION_WORDS):
+        start += 1
+    return _join(tokens[start:end])
+
+
+def _name_after(tokens: list[str], begin: int) -> str:
+    """The name that starts at ``tokens[begin]`` (a leading "the" is skipped)."""
+    while begin < len(tokens) and tokens[begin].lower() in {"the", "a", "an"}:
+        begin += 1
+    end = begin
+    while end < len(tokens):
+        token = tokens[end]
+        if _is_name_word(token):
+            end += 1
+        elif (
+            token.lower() in CONNECTORS
+            and token.lower() != "and"
+            and end + 1 < len(tokens)
+            and _is_name_word(tokens[end + 1])
+        ):
+            end += 1
+        else:
+            break
+    return _join(tokens[begin:end])
+
+
+def _join(tokens: list[str]) -> str:
+    text = " ".join(tokens).replace(" 's", "'s")
+    return text.strip().strip('"“”')
+
+
+def answer_choices(question: str) -> list[str]:
+    """The options a choice question offers ("Which came first, A or B?" → ``[A, B]``), else ``[]``.
+
+    Only "A or B" questions: "Were A and B both …?" is answered yes or no.
+    """
+    return _facets(question, joiners=("or",))
+
+
+def comparison_facets(question: str) -> list[str]:
+    """The entities a comparison question compares, or ``[]`` when it is not one by these rules."""
+    return _facets(question, joiners=("or", "and"))
+
+
+def _facets(question: str, joiners: tuple[str, ...]) -> list[str]:
+    tokens = TOKEN.findall(" ".join(question.split()))
+    if not tokens:
+        return []
+    for joiner in joiners:
+        positions = [i for i, token in enumerate(tokens) if token.lower() == joiner]
+        for i in reversed(positions):
+            comma = i > 0 and tokens[i - 1] == ","
+            left = _name_before(tokens, i - 1 if comma else i)
+            right = _name_after(tokens, i + 1)
+            if left and right and left.lower() != right.lower():
+                if joiner == "and" and not COMPARISON_FORM.search(question):
+                    continue
+                facets = [left, right]
+                # "A, B, or C": earlier names of a list with a comma before its "or"
+                j = i - 1 - len(left.split())
+                while comma and j > 1 and tokens[j - 1] == ",":
+                    extra = _name_before(tokens, j - 1)
+                    if not extra or len(facets) >= MAX_FACETS:
+                        break
+                    facets.insert(0, extra)
+                    j -= len(extra.split()) + 1
+                return facets
+    return []

@@ -1,0 +1,125 @@
+"""The Master's cheap routing: rules, the document probe and the route classifier, before any LLM.
+
+Seed 001 §2 with Adaptive-RAG's lesson: the route decision should cost little. The Master's LLM
+assessment is the most expensive call of a run, so the obvious cases are decided without it, in
+this order:
+
+1. **rules**: a question that asks for a computed difference ("by how many years") → Planner; an
+   arithmetic expression, or current time, weather or prices outside the documents → Executor
+   with a tool; a comparison whose entities the rules can name ("which came first, A or B"),
+   which the documents cover → Executor, *parallel*, one search per entity;
+2. **classifier**: the nearest labelled example queries (``agents/route_classifier.py``), when
+   their vote is clear and agrees with what the probe says the documents cover;
+3. **probe**: the documents cover the question (the probe's best passage is similar enough) and
+   nothing above decided → Executor, *serial*: its first hop is the direct search and it goes on
+   only when the passages found are not enough, so it is the safe choice between the two.
+
+What is left (a follow-up that needs the conversation, an off-topic question the classifier is
+unsure about) goes to the LLM assessment.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Protocol
+
+from agents.facets import comparison_facets
+from agents.route_classifier import Label, RouteGuess
+from core.state import Complexity, DecidedBy, Strategy
+
+log = logging.getLogger(__name__)
+
+COMPUTED = re.compile(
+    r"\b(by how (many|much)|how many (more|fewer|years (apart|older|younger|later|earlier|after|before|"
+    r"between))|how much (more|less|older|younger|longer|shorter|taller|higher|bigger)|"
+    r"difference (between|in))\b",
+    re.IGNORECASE,
+)
+ARITHMETIC = re.compile(r"\d+(\.\d+)?\s*([-+*/^×÷]|\bx\b)\s*\d+|\d+\s*%\s*of|\bsquare root\b|\bfactorial\b")
+LIVE = re.compile(
+    r"\b(now|right now|today|tonight|tomorrow|yesterday|this (week|month|year)|current time|"
+    r"weather|forecast|price|stock|exchange rate)\b",
+    re.IGNORECASE,
+)
+LABELS: dict[Label, tuple[Complexity, Strategy]] = {
+    "writer_only": ("simple", "direct"),
+    "direct": ("moderate", "direct"),
+    "serial": ("complex", "serial"),
+    "parallel": ("complex", "parallel"),
+    "planner": ("complex", "parallel"),
+    "tool": ("moderate", "direct"),
+}
+SEARCH_LABELS = frozenset({"direct", "serial", "parallel"})
+
+
+def needs_tools(query: str) -> bool:
+    """Whether the question needs more than search: a computation or live information."""
+    return bool(COMPUTED.search(query) or ARITHMETIC.search(query) or LIVE.search(query))
+
+
+class Classifier(Protocol):
+    """Anything that guesses a route label for a query."""
+
+    def classify(self, query: str) -> RouteGuess:
+        """The label of ``query`` and how sure it is."""
+        ...
+
+
+class CheapRoute:
+    """A route decided without the LLM: the complexity and strategy, and who decided."""
+
+    def __init__(
+        self,
+        complexity: Complexity,
+        strategy: Strategy,
+        decided_by: DecidedBy,
+        why: str,
+        facets: list[str] | None = None,
+    ) -> None:
+        """Record the verdict (``why`` is a one-line rationale shown in traces)."""
+        self.complexity = complexity
+        self.strategy = strategy
+        self.decided_by = decided_by
+        self.why = why
+        self.facets = facets or []
+
+    @property
+    def needs_external_info(self) -> bool:
+        """Whether the route searches or calls tools."""
+        return self.complexity != "simple"
+
+
+def cheap_route(
+    query: str, *, has_history: bool, covered: bool, classifier: Classifier | None
+) -> CheapRoute | None:
+    """The route the rules, the probe and the classifier agree on, or None for the LLM to decide.
+
+    Args:
+        query: The question as asked.
+        has_history: Whether earlier turns exist (a follow-up needs the LLM to resolve it).
+        covered: Whether the document probe found a passage similar enough to the question.
+        classifier: The route classifier (None skips it).
+    """
+    if has_history:
+        return None
+    if COMPUTED.search(query):
+        facets = comparison_facets(query)
+        return CheapRoute("complex", "parallel", "rules", "asks for a computed quantity", facets)
+    if ARITHMETIC.search(query) or (LIVE.search(query) and not covered):
+        return CheapRoute("moderate", "direct", "rules", "needs a tool: a calculation or live information")
+    facets = comparison_facets(query)
+    if facets and covered:
+        return CheapRoute("complex", "parallel", "rules", f"compares {' and '.join(facets)}", facets)
+    guess = classifier.classify(query) if classifier is not None else None
+    if guess is not None and guess.confident:
+        complexity, strategy = LABELS[guess.label]
+        searches = guess.label in SEARCH_LABELS
+        if searches == covered or guess.label == "planner":
+            why = f"like the example queries labelled {guess.label} (vote {guess.share:.2f})"
+            return CheapRoute(complexity, strategy, "classifier", why, facets)
+    if covered:
+        return CheapRoute(
+            "complex", "serial", "probe", "the documents cover it; search, then follow up", facets
+        )
+    return None

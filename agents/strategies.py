@@ -1,0 +1,246 @@
+"""SRSA's three search strategies as three ways of executing (seed 002; digest: seed-002-003).
+
+The Master names a strategy; on the Executor route with a search tool each one runs differently:
+
+* **direct** (``direct_search``): one retrieval of the question, then the Writer reads: the RAG
+  path, for questions one passage answers.
+* **parallel** (``parallel_search`` → ``search_branch`` ×N): one ``Send`` branch per entity or
+  facet the question names, plus one for the question itself, all at once; the Writer then reads
+  the passages of every branch together (comparisons: "which was born first, A or B").
+* **serial** (``serial_search`` ⇄ ``next_hop``): IRCoT-style iterative retrieval. The first hop
+  searches the question; after each hop the model reads what was found and either says it is
+  enough or names what to look up next, and that becomes the next hop's query (bridge questions:
+  find the bridge entity, then search it). Bounded by ``budgets.max_hops``.
+
+Every search is a task of the plan (bound to the search tool, with its query and ``k`` as
+arguments) and its passages are evidence under the search server's ids, so the Writer, the
+trace and ``--json`` see the strategies' work like any other plan's.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Send
+
+from agents.evidence import search_evidence
+from agents.planner import publish
+from agents.writer import format_sources, number_sources
+from core.events import TaskEndEvent, TaskStartEvent, emit
+from core.plan import Plan, Task, current_plan
+from core.run import Run, RunContext, current_run
+from core.state import SearchState, TaskPayload, TaskResult, ToolCallRecord, tool_calls_used
+from models.structured import message_text, strip_thinking
+from prompts import render
+from tools.hub import query_argument
+
+log = logging.getLogger(__name__)
+
+StrategyNode = Literal["direct_search", "parallel_search", "serial_search"]
+STRATEGY_NODES: dict[str, StrategyNode] = {
+    "direct": "direct_search",
+    "parallel": "parallel_search",
+    "serial": "serial_search",
+}
+FACET_K = 2  # passages per entity branch of a parallel search
+HOP_K = 3  # passages per later hop of a serial search (a bridge entity's article is in its top 2)
+QUESTION_K_PARALLEL = 2  # passages of the question's own branch beside the entity branches
+HOP_TOKENS = 24  # a next-hop reply is a name or DONE
+MAX_HOP_WORDS = 12
+DONE = re.compile(r"^\W*(done|none|n/?a|no(thing)?( more)?( needed)?)\b", re.IGNORECASE)
+
+
+def search_tool(state: SearchState, run: Run) -> tuple[str, str] | None:
+    """The top candidate tool and its query argument, when it is a search tool."""
+    candidates = state.get("candidate_tools", [])
+    if not candidates:
+        return None
+    spec = run.tools.specs.get(candidates[0]["name"])
+    argument = query_argument(spec) if spec else None
+    return (spec.name, argument) if spec and argument else None
+
+
+def search_task(
+    task_id: str, query: str, tool: str, argument: str, k: int, deps: list[str] | None = None
+) -> Task:
+    """One search of a strategy as a plan task."""
+    return Task(
+        id=task_id, goal=query, tool=tool, args={argument: query, "k": k}, deps=deps or [], returns="passages"
+    )
+
+
+async def run_search(run: Run, task: Task, plan_version: int) -> dict[str, Any]:
+    """Call the task's search tool once; the result and its passages as a state update."""
+    started = time.time()
+    emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=task.tool, at=started))
+    outcome = await run.tools.call(task.tool or "", task.args, timeout_s=run.settings.budgets.tool_timeout_s)
+    evidence = search_evidence(task, outcome) if outcome.ok else []
+    if not outcome.ok:
+        status, error = "failed", outcome.error
+    elif evidence:
+        status, error = "ok", None
+    else:
+        status, error = "incomplete", None
+    titles = "; ".join(dict.fromkeys(item["title"] for item in evidence))
+    output = f"Found: {titles}" if evidence else (outcome.error or "no passages found")
+    finished = time.time()
+    call = ToolCallRecord(
+        tool=outcome.tool, args=outcome.args, ok=outcome.ok, output=outcome.output[:2000],
+        error=outcome.error, ms=outcome.ms,
+    )  # fmt: skip
+    result = TaskResult(
+        task_id=task.id,
+        goal=task.goal,
+        tool=task.tool,
+        status=status,
+        output=output,
+        error=error,
+        evidence_ids=[item["id"] for item in evidence],
+        tool_calls=[call],
+        started_at=started,
+        finished_at=finished,
+        plan_version=plan_version,
+    )
+    emit(
+        TaskEndEvent(
+            event="task_end", task_id=task.id, status=status, tool=task.tool,
+            seconds=round(finished - started, 2), error=error, output=output[:200],
+        )
+    )  # fmt: skip
+    return {"results": {task.id: result}, "evidence": {item["id"]: item for item in evidence}}
+
+
+def _query(state: SearchState) -> str:
+    return (state.get("assessment") or {}).get("resolved_query") or state["query"]
+
+
+def _no_search_tool(state: SearchState) -> Command[Literal["writer"]]:
+    return Command(goto="writer", update={"missing": ["no search tool is available for this question"]})
+
+
+async def direct_search(state: SearchState, runtime: Runtime[RunContext]) -> Command[Literal["writer"]]:
+    """Direct: one retrieval of the question, then the Writer reads (the RAG path)."""
+    run = await current_run(runtime)
+    found = search_tool(state, run)
+    if found is None:
+        return _no_search_tool(state)
+    task = search_task("s1", _query(state), *found, k=run.settings.budgets.search_k)
+    update = publish(Plan(tasks=[task], version=1), "single")
+    update |= await run_search(run, task, 1)
+    return Command(goto="writer", update=update)
+
+
+async def parallel_search(
+    state: SearchState, runtime: Runtime[RunContext]
+) -> Command[Literal["search_branch", "writer"]]:
+    """Parallel: one search branch per entity the question names, plus the question, all at once."""
+    run = await current_run(runtime)
+    found = search_tool(state, run)
+    if found is None:
+        return _no_search_tool(state)
+    query = _query(state)
+    facets = list(dict.fromkeys((state.get("assessment") or {}).get("facets") or []))
+    facets = facets[: max(run.settings.budgets.max_parallel - 1, 1)]
+    tasks = [search_task(f"s{i}", facet, *found, k=FACET_K) for i, facet in enumerate(facets, start=1)]
+    question_k = QUESTION_K_PARALLEL if tasks else run.settings.budgets.search_k
+    tasks.append(search_task(f"s{len(tasks) + 1}", query, *found, k=question_k))
+    update = publish(Plan(tasks=tasks, version=1), "plan")
+    deadline = state.get("started_at", time.time()) + run.settings.budgets.wall_clock_s
+    sends = [
+        Send(
+            "search_branch",
+            TaskPayload(
+                task=task.model_dump(),
+                parent_outputs={},
+                query=state["query"],
+                today=state.get("today", ""),
+                plan_version=1,
+                tool_calls_left=1,
+                deadline=deadline,
+            ),
+        )  # fmt: skip
+        for task in tasks
+    ]
+    return Command(goto=sends, update=update | {"waves": state.get("waves", 0) + 1})
+
+
+async def search_branch(payload: TaskPayload, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """One branch of a parallel search: a single search call, its passages kept as evidence."""
+    run = await current_run(runtime)
+    return await run_search(run, Task.model_validate(payload["task"]), payload["plan_version"])
+
+
+async def serial_search(
+    state: SearchState, runtime: Runtime[RunContext]
+) -> Command[Literal["next_hop", "writer"]]:
+    """Serial: run the next hop's search (the first hop searches the question itself)."""
+    run = await current_run(runtime)
+    found = search_tool(state, run)
+    if found is None:
+        return _no_search_tool(state)
+    plan = current_plan(state)
+    tasks = list(plan.tasks) if plan else []
+    query = state.get("next_query") if tasks else None
+    if not tasks:
+        task = search_task("h1", _query(state), *found, k=run.settings.budgets.search_k)
+    elif query:
+        task = search_task(f"h{len(tasks) + 1}", query, *found, k=HOP_K, deps=[tasks[-1].id])
+    else:
+        return Command(goto="writer")
+    update = publish(Plan(tasks=[*tasks, task], version=1), "single" if not tasks else "augment")
+    update |= await run_search(run, task, 1)
+    return Command(goto="next_hop", update=update | {"waves": state.get("waves", 0) + 1})
+
+
+def hop_query(reply: str, question: str, asked: list[str]) -> str | None:
+    """The next hop's query from the model's reply, or None when it says the sources suffice.
+
+    A reply that repeats the question or an earlier hop, or is too long to be a name, ends the
+    chain too: another search with it would only find the same passages.
+    """
+    line = next((line.strip() for line in strip_thinking(reply).splitlines() if line.strip()), "")
+    line = re.sub(r"^(next|search|query|look ?up|name)\s*:\s*", "", line, flags=re.IGNORECASE)
+    line = line.strip(" .\"'`*")
+    if not line or DONE.match(line) or len(line.split()) > MAX_HOP_WORDS:
+        return None
+    seen = {" ".join(q.lower().split()) for q in [question, *asked]}
+    return None if " ".join(line.lower().split()) in seen else line
+
+
+async def next_hop(
+    state: SearchState, runtime: Runtime[RunContext]
+) -> Command[Literal["serial_search", "writer"]]:
+    """After a hop: the model reads the passages so far and names what to look up next, or stops.
+
+    The prompt starts with the same numbered sources the Writer will read, so the local server's
+    prompt cache serves the Writer's prefix. Stops at ``budgets.max_hops``, the tool-call budget,
+    the wall clock, or when the last hop found nothing new.
+    """
+    run = await current_run(runtime)
+    budgets = run.settings.budgets
+    plan = current_plan(state) or Plan()
+    results = state.get("results", {})
+    last = results.get(plan.tasks[-1].id) if plan.tasks else None
+    out_of_time = time.time() - state.get("started_at", time.time()) > budgets.wall_clock_s
+    if (
+        len(plan.tasks) >= budgets.max_hops
+        or tool_calls_used(state) >= budgets.max_tool_calls
+        or out_of_time
+        or not last
+        or not last["evidence_ids"]
+    ):
+        return Command(goto="writer", update={"next_query": None})
+    sources = format_sources(number_sources(state))
+    prompt = render("serial_next_hop", sources=sources, query=_query(state))
+    model = run.model("master").bind(max_tokens=HOP_TOKENS, temperature=0)
+    reply = await model.ainvoke([HumanMessage(content=prompt)])
+    query = hop_query(message_text(reply), _query(state), [task.goal for task in plan.tasks])
+    log.info("next hop after %d: %r", len(plan.tasks), query)
+    if query is None:
+        return Command(goto="writer", update={"next_query": None})
+    return Command(goto="serial_search", update={"next_query": query})

@@ -1,0 +1,141 @@
+"""SRSA's strategies really execute differently, end to end over a real docsearch MCP server.
+
+direct = one retrieval and one read; parallel = one search branch per entity, overlapping in
+time; serial = each hop's query comes from what the previous hop found, within the hop budget.
+The cheap router decides these without the Master's LLM; a follow-up still asks it.
+"""
+
+from __future__ import annotations
+
+from core.run import RunContext
+from tests.conftest import Team, make_settings, run
+from tests.support.fakes import MASTER, WRITER, assessment
+from tools.hub import ToolHub
+
+BRIDGE = "In which village was the engineer who built the Harrow Point Lighthouse born?"
+COMPARISON = "Which is taller, Ostrava Tower or Lindqvist Tower?"
+SINGLE = "What river does the Kestrel Bridge cross?"
+HOP = "were found by searching for the question"
+
+
+def searched(state: dict) -> list[str]:
+    """The queries of every search, in plan order."""
+    return [state["results"][task["id"]]["tool_calls"][0]["args"]["query"] for task in state["plan"]["tasks"]]
+
+
+def number_of(prompt: str, title: str) -> int:
+    """The [n] of the source titled ``title`` in a prompt."""
+    for line in prompt.splitlines():
+        if line.startswith("[") and f"] {title}:" in line:
+            return int(line[1 : line.index("]")])
+    raise AssertionError(f"{title} not among the sources:\n{prompt}")
+
+
+async def test_direct_is_one_retrieval_and_one_read(team: Team, hotpot_hub: ToolHub) -> None:
+    team["master"].on(MASTER, assessment("moderate", "direct", resolved=SINGLE))
+    team["writer"].on(
+        WRITER,
+        lambda p: f"Answer: the Ome\nBecause: It crosses the river Ome [{number_of(p, 'Kestrel Bridge')}].",
+    )
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="llm")), SINGLE)
+
+    assert path == ["master", "select_tools", "direct_search", "writer"]
+    assert searched(state) == [SINGLE]
+    answer_turn, reasons_turn = team["writer"].calls  # one read: the answer, then why (same conversation)
+    assert "[1] Kestrel Bridge:" in answer_turn.prompt and "Sources:" not in reasons_turn.prompt
+    assert not team["executor"].calls
+    assert state["answer"]["short"] == "the Ome"
+    assert [c["title"] for c in state["answer"]["citations"]] == ["Kestrel Bridge"]
+
+
+async def test_parallel_searches_every_entity_at_once_without_the_master_llm(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["writer"].on(
+        WRITER,
+        lambda p: (
+            "Answer: Ostrava Tower\nBecause: Ostrava Tower is 212 metres tall "
+            f"[{number_of(p, 'Ostrava Tower')}] and Lindqvist Tower 187 metres [{number_of(p, 'Lindqvist Tower')}]."
+        ),
+    )
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), COMPARISON)
+
+    assert not team["master"].calls, "the rules decided: no LLM assessment"
+    assessed = state["assessment"]
+    assert (assessed["decided_by"], assessed["strategy"], state["route"]) == ("rules", "parallel", "executor")
+    assert assessed["facets"] == ["Ostrava Tower", "Lindqvist Tower"]
+    assert path == ["master", "select_tools", "parallel_search", *["search_branch"] * 3, "writer"]
+    assert searched(state) == ["Ostrava Tower", "Lindqvist Tower", COMPARISON]
+    branches = list(state["results"].values())
+    assert max(r["started_at"] for r in branches) < min(r["finished_at"] for r in branches), (
+        "branches overlap"
+    )
+    for entity, result in zip(["Ostrava Tower", "Lindqvist Tower"], branches, strict=False):
+        titles = [state["evidence"][eid]["title"] for eid in result["evidence_ids"]]
+        assert titles[0] == entity, "each branch finds its own entity"
+    assert state["answer"]["short"] == "Ostrava Tower"
+    assert {c["title"] for c in state["answer"]["citations"]} == {"Ostrava Tower", "Lindqvist Tower"}
+
+
+async def test_serial_hop_searches_what_the_previous_hop_found(team: Team, hotpot_hub: ToolHub) -> None:
+    team["master"].on(HOP, lambda p: "Miriam Calloway" if "Miriam Calloway (1832" not in p else "DONE")
+    team["writer"].on(
+        WRITER,
+        lambda p: f"Answer: Dunmore\nBecause: She was born in Dunmore [{number_of(p, 'Miriam Calloway')}].",
+    )
+    settings = make_settings(routing="cheap", search_k=1, max_hops=3)
+
+    state, path, _ = await run(team.resources(hotpot_hub, settings), BRIDGE)
+
+    assessed = state["assessment"]
+    assert assessed["strategy"] == "serial" and assessed["decided_by"] in {"classifier", "probe"}
+    assert searched(state) == [BRIDGE, "Miriam Calloway"]
+    first_hop = team["master"].calls[0].prompt
+    assert "Harrow Point Lighthouse" in first_hop and "Miriam Calloway (1832" not in first_hop
+    assert "Miriam Calloway (1832" in team["master"].calls[1].prompt, "the second hop read what it found"
+    assert path == [
+        "master",
+        "select_tools",
+        "serial_search",
+        "next_hop",
+        "serial_search",
+        "next_hop",
+        "writer",
+    ]
+    assert state["plan"]["tasks"][1]["deps"] == ["h1"]
+    assert state["answer"]["short"] == "Dunmore"
+    assert [c["title"] for c in state["answer"]["citations"]] == ["Miriam Calloway"]
+
+
+async def test_serial_stops_at_the_hop_budget(team: Team, hotpot_hub: ToolHub) -> None:
+    names = iter(["Miriam Calloway", "Dunmore", "Vell Island", "Ome"])
+    team["master"].on(HOP, lambda p: next(names))
+    team["writer"].on(WRITER, "Answer: Dunmore\nBecause: She was born in Dunmore.")
+    settings = make_settings(routing="cheap", search_k=1, max_hops=2)
+
+    state, path, _ = await run(team.resources(hotpot_hub, settings), BRIDGE)
+
+    assert searched(state) == [BRIDGE, "Miriam Calloway"]
+    assert len(team["master"].calls) == 1, "no hop decision is asked once the budget is spent"
+    assert path[-2:] == ["next_hop", "writer"]
+
+
+async def test_a_follow_up_asks_the_master_llm(team: Team, hotpot_hub: ToolHub) -> None:
+    team["writer"].on(WRITER, lambda p: "Answer: Ostrava Tower\nBecause: It is 212 metres tall.")
+    team["master"].on(MASTER, assessment("moderate", "direct", resolved="How tall is Ostrava Tower?"))
+    settings = make_settings(routing="cheap")
+    resources = team.resources(hotpot_hub, settings)
+    _, _, graph = await run(resources, COMPARISON, thread="follow-up")
+    assert not team["master"].calls
+
+    config = {"configurable": {"thread_id": "follow-up"}}
+    await graph.ainvoke(
+        {"query": "And how tall is the first one?"}, config, context=RunContext(run=resources)
+    )
+    state = (await graph.aget_state(config)).values
+
+    assert len(team["master"].calls) == 1, "a follow-up needs the conversation: the LLM reads it"
+    assert state["assessment"]["decided_by"] == "llm"
+    assert state["assessment"]["resolved_query"] == "How tall is Ostrava Tower?"
