@@ -24,7 +24,7 @@ import re
 import time
 from typing import Any, Literal
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
@@ -238,7 +238,8 @@ async def next_hop(
     sources = format_sources(number_sources(state))
     prompt = render("serial_next_hop", sources=sources, query=_query(state))
     model = run.model("master").bind(max_tokens=HOP_TOKENS, temperature=0)
-    reply = await model.ainvoke([HumanMessage(content=prompt)])
+    system = SystemMessage(content=render("reader_system"))  # the Writer's: one cached prefix for both
+    reply = await model.ainvoke([system, HumanMessage(content=prompt)])
     query = hop_query(message_text(reply), _query(state), [task.goal for task in plan.tasks])
     log.info("next hop after %d: %r", len(plan.tasks), query)
     if query is None:

@@ -39,7 +39,7 @@ class Budgets(BaseModel):
     max_tasks: int = Field(default=8, ge=1)
     max_executor_rounds: int = Field(default=2, ge=1)
     max_hops: int = Field(default=2, ge=1)
-    search_k: int = Field(default=4, ge=1, le=20)
+    search_k: int = Field(default=5, ge=1, le=20)
     max_parallel: int = Field(default=4, ge=1)
     tool_timeout_s: float = Field(default=30.0, gt=0)
     wall_clock_s: float = Field(default=900.0, gt=0)
