@@ -97,7 +97,7 @@ async def test_sub_queries_run_in_one_round_deduplicated_and_interleaved(team: T
     status, _, _, calls, evidence = await search(team, hub, Task(id="t1", goal=GOAL, tool="facts.search"))
 
     assert [c.args["query"] for c in calls] == [GOAL, "Caesar Rome", "Liu Che"], "at most 3, no repeats"
-    assert all(c.args["k"] == 4 for c in calls), "the search budget's k is passed"
+    assert all(c.args["k"] == 5 for c in calls), "the search budget's k is passed"
     assert status == "ok" and [e["id"] for e in evidence] == ["p-wu-1", "p-caesar-1"]
     (judge,) = [c.prompt for c in team["executor"].calls if SEARCH_JUDGE in c.prompt]
     assert judge.index("[1] Julius Caesar") < judge.index("[2] Emperor Wu"), "rank 1 of each query first"
