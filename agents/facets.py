@@ -24,7 +24,7 @@ COMPARISON_FORM = re.compile(
     r"larger|smaller|bigger|longer|shorter|taller|higher|lower|further|closer|most|least)\b",
     re.IGNORECASE,
 )
-TOKEN = re.compile(r'"[^"]+"|“[^”]+”|[\w][\w.\'’&-]*|[,:;?!()]')
+TOKEN = re.compile(r'"[^"]+"|“[^”]+”|[\w][\w.\'’&-]*|[,:;?!()]|\S')
 MAX_FACETS = 4
 
 
@@ -62,8 +62,8 @@ def delexicalize(question: str) -> str:
     return " ".join(out)
 
 
-def _name_before(tokens: list[str], end: int) -> str:
-    """The name that ends at ``tokens[end - 1]`` (empty if that is not part of a name)."""
+def _name_start(tokens: list[str], end: int) -> int:
+    """Where the name that ends at ``tokens[end - 1]`` starts (``end`` if that is not a name)."""
     start = end
     while start > 0:
         token = tokens[start - 1]
@@ -75,7 +75,12 @@ def _name_before(tokens: list[str], end: int) -> str:
             break
     while start < end and (tokens[start].lower() in CONNECTORS or tokens[start].lower() in QUESTION_WORDS):
         start += 1
-    return _join(tokens[start:end])
+    return start
+
+
+def _name_before(tokens: list[str], end: int) -> str:
+    """The name that ends at ``tokens[end - 1]`` (empty if that is not part of a name)."""
+    return _join(tokens[_name_start(tokens, end) : end])
 
 
 def _name_after(tokens: list[str], begin: int) -> str:
@@ -132,12 +137,16 @@ def _facets(question: str, joiners: tuple[str, ...]) -> list[str]:
                     continue
                 facets = [left, right]
                 # "A, B, or C": earlier names of a list with a comma before its "or"
-                j = i - 1 - len(left.split())
-                while comma and j > 1 and tokens[j - 1] == ",":
-                    extra = _name_before(tokens, j - 1)
-                    if not extra or len(facets) >= MAX_FACETS:
+                start = _name_start(tokens, i - 1)
+                while comma and len(facets) < MAX_FACETS:
+                    while start > 0 and tokens[start - 1].lower() in {"the", "a", "an"}:
+                        start -= 1
+                    if start < 2 or tokens[start - 1] != ",":
                         break
-                    facets.insert(0, extra)
-                    j -= len(extra.split()) + 1
+                    earlier = _name_start(tokens, start - 1)
+                    if earlier == start - 1:
+                        break
+                    facets.insert(0, _join(tokens[earlier : start - 1]))
+                    start = earlier
                 return facets
     return []

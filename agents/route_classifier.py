@@ -80,8 +80,20 @@ class RouteClassifier:
 
     def classify(self, query: str) -> RouteGuess:
         """The label of ``query``'s nearest examples, with the vote's share and the nearest similarity."""
+        similarities = self._vectors() @ self.embedder.encode_query(delexicalize(query))
+        return self._vote(similarities)
+
+    def leave_one_out(self) -> float:
+        """The share of examples whose label the other examples give them (a held-out accuracy)."""
         matrix = self._vectors()
-        similarities = matrix @ self.embedder.encode_query(delexicalize(query))
+        right = 0
+        for index, (_, label) in enumerate(self.examples):
+            similarities = matrix @ matrix[index]
+            similarities[index] = -1.0  # the example itself does not vote
+            right += self._vote(similarities).label == label
+        return right / len(self.examples) if self.examples else 0.0
+
+    def _vote(self, similarities: np.ndarray) -> RouteGuess:
         order = similarities.argsort()[::-1][:NEIGHBOURS]
         votes: dict[Label, float] = defaultdict(float)
         for index in order:
@@ -89,7 +101,7 @@ class RouteClassifier:
         label, weight = max(votes.items(), key=lambda item: item[1])
         total = sum(votes.values()) or 1.0
         guess = RouteGuess(label=label, share=weight / total, nearest=float(similarities[order[0]]))
-        log.info("route classifier: %s (share %.2f, nearest %.2f)", label, guess.share, guess.nearest)
+        log.debug("route classifier: %s (share %.2f, nearest %.2f)", label, guess.share, guess.nearest)
         return guess
 
 
