@@ -98,6 +98,29 @@ def _outcome_row(label: str, summary: Mapping[str, Any], counts: str, key: str) 
     ]
 
 
+def _group_table(title: str, label: str, groups: Mapping[str, Any]) -> list[str]:
+    """One "by …" section: each group's share of aisearch's questions, its accuracy next to RAG's
+    on the same questions, NWR and latency."""
+    total = sum(entry.get("n", 0) for entry in groups.values()) or 1
+    rows = [
+        [
+            name,
+            str(entry.get("n", 0)),
+            _num(entry.get("n", 0) / total),
+            _num(entry.get("em")),
+            _num(entry.get("f1")),
+            _num(entry.get("rag_em")),
+            _num(entry.get("rag_f1")),
+            _num(entry.get("nwr")),
+            _num(entry.get("latency_p50_s"), 1),
+            _num(entry.get("latency_p80_s"), 1),
+        ]
+        for name, entry in groups.items()
+    ]
+    header = [label, "n", "share", "EM", "F1", "RAG EM", "RAG F1", "NWR (F1)", "P50 s", "P80 s"]
+    return [f"## {title}", "", *_table(header, rows)]
+
+
 def markdown(summary: Mapping[str, Any], images: Sequence[str | Path] = ()) -> str:
     """Render the summary of a QA run as a Markdown report.
 
@@ -182,33 +205,22 @@ def markdown(summary: Mapping[str, Any], images: Sequence[str | Path] = ()) -> s
             rows.append([qtype, str(n), *cells, _num(entry.get("nwr")), _ci(entry.get("nwr_ci"))])
         out += _table(header, rows)
 
-    # By route.
+    # By route, by strategy, by what decided the route.
     by_route = summary.get("by_route") or {}
     if by_route:
-        shares = summary.get("route_share") or {}
-        out += ["## By route (the Master's choice)", ""]
-        out += _table(
-            ["route", "n", "share", "EM", "F1", "RAG EM", "RAG F1", "NWR (F1)", "P50 s", "P80 s"],
-            [
-                [
-                    route,
-                    str(entry.get("n", 0)),
-                    _num(shares.get(route)),
-                    _num(entry.get("em")),
-                    _num(entry.get("f1")),
-                    _num(entry.get("rag_em")),
-                    _num(entry.get("rag_f1")),
-                    _num(entry.get("nwr")),
-                    _num(entry.get("latency_p50_s"), 1),
-                    _num(entry.get("latency_p80_s"), 1),
-                ]
-                for route, entry in by_route.items()
-            ],
-        )
+        out += _group_table("By route (the Master's choice)", "route", by_route)
         out += [
             f"Re-plan rate: {_num(summary.get('replan_rate'))} of aisearch questions re-planned at least once.",
             "",
         ]
+    if summary.get("by_strategy"):
+        out += _group_table("By route and SRSA strategy", "route/strategy", summary["by_strategy"])
+    if summary.get("by_decider"):
+        out += _group_table(
+            "By what decided the route (rules, classifier, probe: no LLM call; llm: the Master's assessment)",
+            "decided by",
+            summary["by_decider"],
+        )
 
     # Time per node.
     nodes = summary.get("node_seconds") or {}
