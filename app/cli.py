@@ -173,7 +173,7 @@ async def ask(args: argparse.Namespace) -> int:
                 elif not args.json:
                     message, meta = chunk
                     if meta.get("langgraph_node") == "writer" and isinstance(message, AIMessageChunk):
-                        printer.token(message.text)
+                        printer.token(message.text, message.id)
         values = (await graph.aget_state(config)).values
     answer = values.get("answer") or {}
     if args.json:

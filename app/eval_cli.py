@@ -1,4 +1,5 @@
-"""``aisearch eval qa | report | compare``: answer quality against same-model RAG, and its reports."""
+"""``aisearch eval qa | report | compare | routes``: answer quality against same-model RAG, its
+reports, and the Master's route decisions alone."""
 
 from __future__ import annotations
 
@@ -121,6 +122,53 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_routes(args: argparse.Namespace) -> int:
+    """Run only the Master's route decision over a question set; write and print its report."""
+    import datetime
+
+    from core.settings import load_settings
+    from evals.qa_context import open_context
+    from evals.qa_data import load_questions
+    from evals.qa_runner import RESULTS_DIR
+    from evals.routing import markdown, route_questions, summarize
+
+    settings = load_settings()
+    if args.routing:
+        settings.routing = args.routing
+    questions = load_questions(args.data, n=args.n)
+
+    async def go() -> list[dict[str, Any]]:
+        async with open_context(
+            settings,
+            corpus=Path(args.corpus) if args.corpus else None,
+            systems=("aisearch",),
+            judge=False,
+            collection=args.collection,
+            index_dir=Path(args.index_dir) if args.index_dir else None,
+            show_progress=False,
+        ) as context:
+            return await route_questions(context.run, questions)
+
+    records = asyncio.run(go())
+    summary = summarize(records)
+    words = ["aisearch", "eval", "routes", "--data", args.data]
+    words += ["--corpus", args.corpus] if args.corpus else []
+    words += ["--n", str(args.n)] if args.n else []
+    words += ["--routing", settings.routing, "--out", args.out]
+    header = [
+        f"- **command**: `{shlex.join(words)}`",
+        f"- **date**: {datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds')}",
+        f"- **routing**: {settings.routing}",
+    ]
+    text = markdown(summary, records, header)
+    out = RESULTS_DIR / args.out
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "routes.md").write_text(text, encoding="utf-8")
+    (out / "routes.json").write_text(json.dumps({"summary": summary, "records": records}, indent=2), "utf-8")
+    print(text)
+    return 0
+
+
 def _run_path(run: str) -> Path:
     """A run directory given by path, or by name under ``evals/results``."""
     from evals.qa_runner import RESULTS_DIR
@@ -175,6 +223,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     report = group.add_parser("report", help="re-render a run's report and plots")
     report.add_argument("run", help="run directory or name under evals/results")
     report.set_defaults(func=_guard(cmd_report))
+
+    routes = group.add_parser(
+        "routes", help="route accuracy: the Master's decisions only, what decided each, at what cost"
+    )
+    routes.add_argument(
+        "--data",
+        default=str(Path(__file__).resolve().parent.parent / "evals/data/regression.jsonl"),
+        help="questions JSONL with expected_route or a HotpotQA type (default: the regression set)",
+    )
+    routes.add_argument("--corpus", help="corpus JSONL to search (default: the configured documents)")
+    routes.add_argument("--n", type=int, help="number of questions")
+    routes.add_argument("--routing", choices=("cheap", "llm"), help="override the configured routing")
+    routes.add_argument("--collection", default="hotpotqa", help="collection for --corpus (default hotpotqa)")
+    routes.add_argument("--index-dir", help="index directory for --corpus")
+    routes.add_argument("--out", default="routes", help="results folder name under evals/results")
+    routes.set_defaults(func=_guard(cmd_routes))
 
     compare = group.add_parser("compare", help="two runs side by side (before/after a change)")
     compare.add_argument("run_a")

@@ -17,6 +17,7 @@ class ProgressPrinter:
         """Print to ``console``."""
         self.console = console
         self.streamed = False
+        self._message: str | None = None
 
     def event(self, event: Event) -> None:
         """Render one custom stream event."""
@@ -24,8 +25,9 @@ class ProgressPrinter:
         if kind == "route":
             a = event["assessment"]
             self.console.print(
-                f"[bold]route[/] {event['route']}  ({a['complexity']}, strategy {a['strategy']}"
-                f"{', rule fallback' if a.get('fallback') else ''}) - {a.get('rationale', '')}"
+                f"[bold]route[/] {event['route']}  ({a['complexity']}, strategy {a['strategy']}, decided by "
+                f"{a.get('decided_by', 'llm')}{', rule fallback' if a.get('fallback') else ''})"
+                f" - {a.get('rationale', '')}"
             )
         elif kind == "tools":
             self.console.print(f"[bold]tools[/] {', '.join(event['candidates']) or '(none)'}")
@@ -47,11 +49,15 @@ class ProgressPrinter:
         elif kind == "review":
             self.console.print(f"[bold]review[/] write: {event['reason']}")
 
-    def token(self, text: str) -> None:
-        """Print a streamed answer token."""
+    def token(self, text: str, message: str | None = None) -> None:
+        """Print a streamed answer token; a new ``message`` (the Writer's second turn, its reasons
+        after the short answer) starts on a new line."""
         if not self.streamed:
             self.console.print("[bold]answer[/]")
             self.streamed = True
+        elif message != self._message:
+            self.console.print()
+        self._message = message
         self.console.print(text, end="", markup=False, highlight=False)
 
 

@@ -17,7 +17,8 @@ RULES = [
     (EXEC_ARGS, {"timezone": "Asia/Tokyo"}),
     (EXEC_JUDGE, {"sufficient": True, "result": "18:00 in Tokyo"}),
     ("When was he born", "Emperor Wu of Han was born in 156 BC."),
-    (WRITER, "It is 18:00 in Tokyo now [1]."),
+    ("say why", "The clock server says so [1]."),  # the Writer's second turn: the reasons
+    (WRITER, "18:00"),
 ]
 
 
@@ -47,9 +48,9 @@ def test_ask_streams_progress_then_the_cited_answer(tmp_path) -> None:
     out = done.stdout
     assert "route executor" in out and "clock.now" in out
     assert "▶ t1" in out and "■ t1 ok" in out
-    assert "It is 18:00 in Tokyo now [1]." in out
+    assert "answer\n18:00\nThe clock server says so [1]." in out, "the short answer first, its reasons below"
     assert "[1] clock.now" in out and "mcp://clock/now" in out
-    assert out.index("route") < out.index("▶ t1") < out.index("It is 18:00")
+    assert out.index("route") < out.index("▶ t1") < out.index("18:00\nThe clock")
 
 
 def test_json_output_and_a_follow_up_on_the_same_thread(tmp_path) -> None:
