@@ -24,6 +24,8 @@ import re
 import time
 from typing import Any, Literal
 
+import httpx
+import openai
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
@@ -239,7 +241,13 @@ async def next_hop(
     prompt = render("serial_next_hop", sources=sources, query=_query(state))
     model = run.model("master").bind(max_tokens=HOP_TOKENS, temperature=0)
     system = SystemMessage(content=render("reader_system"))  # the Writer's: one cached prefix for both
-    reply = await model.ainvoke([system, HumanMessage(content=prompt)])
+    try:
+        reply = await model.ainvoke([system, HumanMessage(content=prompt)])
+    except (openai.APIError, httpx.HTTPError, TimeoutError) as exc:  # the answer goes on without a hop
+        log.warning("next-hop decision failed (%s); writing from %d hop(s)", exc, len(plan.tasks))
+        return Command(
+            goto="writer", update={"next_query": None, "missing": [f"a further search step ({exc})"]}
+        )
     query = hop_query(message_text(reply), _query(state), [task.goal for task in plan.tasks])
     log.info("next hop after %d: %r", len(plan.tasks), query)
     if query is None:

@@ -7,6 +7,9 @@ The cheap router decides these without the Master's LLM; a follow-up still asks 
 
 from __future__ import annotations
 
+import httpx
+import openai
+
 from core.run import RunContext
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import MASTER, WRITER, assessment
@@ -139,3 +142,21 @@ async def test_a_follow_up_asks_the_master_llm(team: Team, hotpot_hub: ToolHub) 
     assert len(team["master"].calls) == 1, "a follow-up needs the conversation: the LLM reads it"
     assert state["assessment"]["decided_by"] == "llm"
     assert state["assessment"]["resolved_query"] == "How tall is Ostrava Tower?"
+
+
+async def test_a_failed_hop_decision_still_answers_from_the_first_hop(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    def dropped(prompt: str) -> str:
+        raise openai.APIConnectionError(
+            request=httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+        )
+
+    team["master"].on(HOP, dropped)
+    team["writer"].on(WRITER, "Answer: Dunmore\nBecause: She was born in Dunmore.")
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap", search_k=1)), BRIDGE)
+
+    assert path[-2:] == ["next_hop", "writer"] and searched(state) == [BRIDGE]
+    assert state["answer"]["short"] == "Dunmore"
+    assert any("further search step" in gap for gap in state["answer"]["missing"])
