@@ -251,6 +251,14 @@ def markdown(summary: Mapping[str, Any], images: Sequence[str | Path] = ()) -> s
     if token_rows:
         out += ["## Tokens per role (means over the questions that used the role; total: per question)", ""]
         out += _table(["system", "role", "questions", "prompt", "completion"], token_rows)
+    strategy_rows = [
+        [key, role, str(v.get("n", DASH)), _num(v.get("prompt_mean"), 0), _num(v.get("completion_mean"), 0)]
+        for key, roles in (summary.get("tokens_by_strategy") or {}).items()
+        for role, v in roles.items()
+    ]
+    if strategy_rows:
+        out += ["## aisearch tokens per role, by route and strategy", ""]
+        out += _table(["route/strategy", "role", "questions", "prompt", "completion"], strategy_rows)
 
     # Judge agreement.
     judge_agreement = summary.get("judge_agreement") or {}

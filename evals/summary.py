@@ -451,5 +451,12 @@ def summarise(
         name: _token_stats([_system(r, name) or {} for r in records if _system(r, name) is not None])
         for name in names
     }
+    by_strategy: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for output in our_outputs:
+        if output.get("error") is None:
+            by_strategy[f"{output.get('route')}/{output.get('strategy') or '-'}"].append(output)
+    summary["tokens_by_strategy"] = {
+        key: _token_stats(outputs) for key, outputs in sorted(by_strategy.items())
+    }
     summary["config"] = dict(config or {})
     return summary
