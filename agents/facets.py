@@ -109,6 +109,18 @@ def _join(tokens: list[str]) -> str:
     return text.strip().strip('"“”')
 
 
+YES_NO_OPENERS = frozenset(
+    "is are was were am do does did can could has have had will would should shall may might must".split()
+)
+
+
+def is_yes_no_question(question: str) -> bool:
+    """Whether the question is answered yes or no: it opens with an auxiliary verb ("Were both …?",
+    "Is X in Y?") and offers no "A or B" choice."""
+    words = question.split()
+    return bool(words) and words[0].lower() in YES_NO_OPENERS and not answer_choices(question)
+
+
 def answer_choices(question: str) -> list[str]:
     """The options a choice question offers ("Which came first, A or B?" → ``[A, B]``), else ``[]``.
 

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from agents.citations import check_citations
-from agents.facets import answer_choices
+from agents.facets import answer_choices, is_yes_no_question
 from agents.short_answer import explanation_of, short_of
 from core.events import AnswerEvent, emit
 from core.plan import current_plan
@@ -140,6 +140,11 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
         question = query if resolved == query else f"{query} (meaning: {resolved})"
         options = answer_choices(resolved)
         choices = f"\n(The answer is one of: {' or '.join(options)}.)" if options else ""
+        form = (
+            "yes or no"
+            if is_yes_no_question(resolved)
+            else "a name, a date, a number or a few words, not yes or no"
+        )
         prompt = render(
             "writer_answer",
             today=state.get("today", ""),
@@ -147,6 +152,7 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
             missing=gaps,
             query=question,
             choices=choices,
+            form=form,
         )
     short, text = await answer_first(run.model("writer"), prompt, direct=prompt_is_direct)
     check = check_citations(text, sources)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.facets import answer_choices, comparison_facets, delexicalize
+from agents.facets import answer_choices, comparison_facets, delexicalize, is_yes_no_question
 from agents.route_classifier import RouteClassifier, RouteGuess, load_examples
 from agents.router import cheap_route
 from agents.strategies import hop_query
@@ -49,6 +49,12 @@ def test_choices_only_for_either_or_questions() -> None:
     assert answer_choices("Are Out Traveler and Reader's Digest both magazines?") == []
 
 
+def test_yes_no_questions_are_told_apart_from_choices_and_wh_questions() -> None:
+    assert is_yes_no_question("Were both Peter Duffell and Fred Niblo actors?")
+    assert not is_yes_no_question("Is the Marsilea or the Brabejum the genus of more species?")
+    assert not is_yes_no_question("Which Bee Gees member sang lead on the song?")
+
+
 def test_names_are_masked_for_the_classifier() -> None:
     assert delexicalize("Where was the director of Inception born?") == "Where was the director of X born ?"
     assert delexicalize("What is 17 * 23 + 4?") == "What is 17 * 23 + 4 ?"
@@ -81,7 +87,7 @@ def test_the_probe_decides_covered_questions_the_classifier_is_unsure_of() -> No
     unsure = Fixed("direct", share=0.4)
     decision = cheap_route("Castle Hill is near what residence of Jefferson?", has_history=False, covered=True,
                            classifier=unsure)  # fmt: skip
-    assert decision and (decision.strategy, decision.decided_by) == ("serial", "probe")
+    assert decision and (decision.strategy, decision.decided_by) == ("direct", "probe")
 
 
 def test_the_llm_decides_follow_ups_and_unsure_off_topic_questions() -> None:
