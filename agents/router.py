@@ -11,9 +11,10 @@ this order:
 2. **classifier**: the nearest labelled example queries (``agents/route_classifier.py``), when
    their vote is clear and agrees with what the probe says the documents cover;
 3. **probe**: the documents cover the question (the probe's best passage is similar enough) and
-   nothing above decided → Executor, *direct*: one search. (It was *serial* first; on 58 HotpotQA
-   dev questions the second hop brought the answer into view for 3, at about 6 s each, so the
-   extra hop is kept for the questions the classifier recognises as multi-hop.)
+   nothing above decided → Executor, *serial*: the question's top passages, then the documents
+   they name (the link hop costs no model call, so a question that turns out to be single-hop
+   loses nothing but a few milliseconds; with a model-written second hop it was *direct*, since
+   that hop cost about 6 s and brought the answer into view for 3 of 58 dev questions).
 
 What is left (a follow-up that needs the conversation, an off-topic question the classifier is
 unsure about) goes to the LLM assessment.
@@ -120,5 +121,7 @@ def cheap_route(
             why = f"like the example queries labelled {guess.label} (vote {guess.share:.2f})"
             return CheapRoute(complexity, strategy, "classifier", why, facets)
     if covered:
-        return CheapRoute("moderate", "direct", "probe", "the documents cover it: search them", facets)
+        return CheapRoute(
+            "moderate", "serial", "probe", "the documents cover it: search them and what they name", facets
+        )
     return None

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
@@ -49,6 +50,9 @@ STRATEGY_NODES: dict[str, StrategyNode] = {
     "parallel": "parallel_search",
     "serial": "serial_search",
 }
+LINK_TOOL = "follow_links"  # a search server's tool for the documents its passages name
+FIRST_HOP_K = 3  # passages of a serial search's first hop when the link hop follows it
+LINK_K = 2  # passages of the link hop
 FACET_K = 2  # passages per entity branch of a parallel search
 HOP_K = 3  # passages per later hop of a serial search (a bridge entity's article is in its top 2)
 QUESTION_K_PARALLEL = 2  # passages of the question's own branch beside the entity branches
@@ -57,22 +61,49 @@ MAX_HOP_WORDS = 12
 DONE = re.compile(r"^\W*(done|none|n/?a|no(thing)?( more)?( needed)?)\b", re.IGNORECASE)
 
 
-def search_tool(state: SearchState, run: Run) -> tuple[str, str] | None:
-    """The top candidate tool and its query argument, when it is a search tool."""
+@dataclass(frozen=True)
+class SearchTools:
+    """The search tool a strategy calls, and what its server offers beside it."""
+
+    search: str  # "server.tool"
+    argument: str  # its query argument
+    full: bool  # it returns whole passages on request (``full``), not only snippets
+    follow: str | None  # the same server's link tool (``docsearch.follow_links``), if any
+
+
+def search_tools(state: SearchState, run: Run) -> SearchTools | None:
+    """The top candidate tool and what goes with it, when it is a search tool."""
     candidates = state.get("candidate_tools", [])
     if not candidates:
         return None
     spec = run.tools.specs.get(candidates[0]["name"])
     argument = query_argument(spec) if spec else None
-    return (spec.name, argument) if spec and argument else None
+    if spec is None or argument is None:
+        return None
+    follow = run.tools.specs.get(f"{spec.server}.{LINK_TOOL}")
+    return SearchTools(
+        search=spec.name,
+        argument=argument,
+        full="full" in spec.parameters.get("properties", {}),
+        follow=follow.name if follow else None,
+    )
 
 
-def search_task(
-    task_id: str, query: str, tool: str, argument: str, k: int, deps: list[str] | None = None
-) -> Task:
-    """One search of a strategy as a plan task."""
+def search_task(task_id: str, query: str, tools: SearchTools, k: int, deps: list[str] | None = None) -> Task:
+    """One search of a strategy as a plan task (whole passages when the tool can return them)."""
+    args: dict[str, Any] = {tools.argument: query, "k": k} | ({"full": True} if tools.full else {})
+    return Task(id=task_id, goal=query, tool=tools.search, args=args, deps=deps or [], returns="passages")
+
+
+def follow_task(task_id: str, query: str, tools: SearchTools, after: str, passage_ids: list[str]) -> Task:
+    """The link hop of a serial search: the documents that hop ``after``'s passages name."""
     return Task(
-        id=task_id, goal=query, tool=tool, args={argument: query, "k": k}, deps=deps or [], returns="passages"
+        id=task_id,
+        goal=f"what the passages of {after} name",
+        tool=tools.follow,
+        args={"passage_ids": passage_ids, "query": query, "k": LINK_K, "full": True},
+        deps=[after],
+        returns="passages",
     )
 
 
@@ -128,10 +159,10 @@ def _no_search_tool(state: SearchState) -> Command[Literal["writer"]]:
 async def direct_search(state: SearchState, runtime: Runtime[RunContext]) -> Command[Literal["writer"]]:
     """Direct: one retrieval of the question, then the Writer reads (the RAG path)."""
     run = await current_run(runtime)
-    found = search_tool(state, run)
-    if found is None:
+    tools = search_tools(state, run)
+    if tools is None:
         return _no_search_tool(state)
-    task = search_task("s1", _query(state), *found, k=run.settings.budgets.search_k)
+    task = search_task("s1", _query(state), tools, k=run.settings.budgets.search_k)
     update = publish(Plan(tasks=[task], version=1), "single")
     update |= await run_search(run, task, 1)
     return Command(goto="writer", update=update)
@@ -142,15 +173,15 @@ async def parallel_search(
 ) -> Command[Literal["search_branch", "writer"]]:
     """Parallel: one search branch per entity the question names, plus the question, all at once."""
     run = await current_run(runtime)
-    found = search_tool(state, run)
-    if found is None:
+    tools = search_tools(state, run)
+    if tools is None:
         return _no_search_tool(state)
     query = _query(state)
     facets = list(dict.fromkeys((state.get("assessment") or {}).get("facets") or []))
     facets = facets[: max(run.settings.budgets.max_parallel - 1, 1)]
-    tasks = [search_task(f"s{i}", facet, *found, k=FACET_K) for i, facet in enumerate(facets, start=1)]
+    tasks = [search_task(f"s{i}", facet, tools, k=FACET_K) for i, facet in enumerate(facets, start=1)]
     question_k = QUESTION_K_PARALLEL if tasks else run.settings.budgets.search_k
-    tasks.append(search_task(f"s{len(tasks) + 1}", query, *found, k=question_k))
+    tasks.append(search_task(f"s{len(tasks) + 1}", query, tools, k=question_k))
     update = publish(Plan(tasks=tasks, version=1), "plan")
     deadline = state.get("started_at", time.time()) + run.settings.budgets.wall_clock_s
     sends = [
@@ -179,24 +210,38 @@ async def search_branch(payload: TaskPayload, runtime: Runtime[RunContext]) -> d
 
 async def serial_search(
     state: SearchState, runtime: Runtime[RunContext]
-) -> Command[Literal["next_hop", "writer"]]:
-    """Serial: run the next hop's search (the first hop searches the question itself)."""
+) -> Command[Literal["serial_search", "next_hop", "writer"]]:
+    """Serial: run the next hop (the first searches the question itself).
+
+    When the search server can follow links, the second hop takes the documents the first hop's
+    passages name (no model call); otherwise, and after it, the model names the next search
+    (``next_hop``).
+    """
     run = await current_run(runtime)
-    found = search_tool(state, run)
-    if found is None:
+    tools = search_tools(state, run)
+    if tools is None:
         return _no_search_tool(state)
     plan = current_plan(state)
     tasks = list(plan.tasks) if plan else []
     query = state.get("next_query") if tasks else None
     if not tasks:
-        task = search_task("h1", _query(state), *found, k=run.settings.budgets.search_k)
+        search_k = run.settings.budgets.search_k
+        first_k = min(FIRST_HOP_K, search_k) if tools.follow else search_k
+        task = search_task("h1", _query(state), tools, k=first_k)
+    elif tools.follow and all(t.tool != tools.follow for t in tasks):
+        found = state.get("results", {}).get(tasks[-1].id, {}).get("evidence_ids", [])
+        task = follow_task(f"h{len(tasks) + 1}", _query(state), tools, tasks[-1].id, found)
     elif query:
-        task = search_task(f"h{len(tasks) + 1}", query, *found, k=HOP_K, deps=[tasks[-1].id])
+        task = search_task(f"h{len(tasks) + 1}", query, tools, k=HOP_K, deps=[tasks[-1].id])
     else:
         return Command(goto="writer")
     update = publish(Plan(tasks=[*tasks, task], version=1), "single" if not tasks else "augment")
     update |= await run_search(run, task, 1)
-    return Command(goto="next_hop", update=update | {"waves": state.get("waves", 0) + 1})
+    found_now = update["results"][task.id]["evidence_ids"]
+    link_next = tools.follow is not None and not tasks and bool(found_now)
+    return Command(goto="serial_search" if link_next else "next_hop", update=update | {
+        "waves": state.get("waves", 0) + 1, "next_query": None,
+    })  # fmt: skip
 
 
 def hop_query(reply: str, question: str, asked: list[str]) -> str | None:

@@ -58,13 +58,13 @@ def _payload(result: Any) -> dict[str, Any]:
 async def test_search_read_and_errors_over_stdio(index_dir: Path) -> None:
     async with _client(index_dir, "--no-default-build").session("docsearch") as session:
         tools = {tool.name: tool for tool in await load_mcp_tools(session)}
-        assert set(tools) == {"search", "read"}
+        assert set(tools) == {"search", "read", "follow_links"}
         assert "Example questions" in tools["search"].description
         assert "pretty-print JSON" in tools["search"].description
         first_line = tools["search"].description.splitlines()[0]
         assert "docs: 6 files under docs, 12 passages" in first_line, "collections are named"
         assert "empty: no documents yet, 0 passages" in first_line
-        assert set(tools["search"].args) == {"query", "k", "collection"}
+        assert set(tools["search"].args) == {"query", "k", "collection", "full"}
         assert set(tools["read"].args) == {"passage_id", "collection"}
 
         found = _payload(
@@ -85,6 +85,18 @@ async def test_search_read_and_errors_over_stdio(index_dir: Path) -> None:
         passage = _payload(await session.call_tool("read", {"passage_id": top["id"]}))
         assert passage["id"] == top["id"] and passage["title"] == top["title"]
         assert "interlocking granite blocks" in passage["text"]
+
+        whole = _payload(await session.call_tool("search", {"query": "Kestrel Bridge", "k": 1, "full": True}))
+        kestrel = whole["results"][0]
+        assert kestrel["title"] == "Kestrel Bridge" and kestrel["text"].endswith("carries four lanes.")
+        linked = _payload(
+            await session.call_tool(
+                "follow_links", {"passage_ids": [kestrel["id"]], "query": "Kestrel Bridge over the River Ome"}
+            )
+        )
+        assert [r["title"] for r in linked["results"]] == ["River Ome"], "a document the query names"
+        result = await session.call_tool("follow_links", {"passage_ids": ["0000000000000000"]})
+        assert result.isError and "none of the passage ids" in result.content[0].text
 
         result = await session.call_tool("search", {"query": "x", "collection": "nope"})
         assert result.isError and "unknown collection 'nope'" in result.content[0].text
@@ -152,7 +164,7 @@ async def test_streamable_http_transport(tmp_path: Path) -> None:
             {"docsearch": {"transport": "streamable_http", "url": f"http://127.0.0.1:{port}/mcp"}}
         )
         async with client.session("docsearch") as session:
-            assert {t.name for t in (await session.list_tools()).tools} == {"search", "read"}
+            assert {t.name for t in (await session.list_tools()).tools} == {"search", "read", "follow_links"}
             result = await session.call_tool("search", {"query": "anything"})
         assert result.isError and "the default index 'docs' is empty" in result.content[0].text
         assert "aisearch index --default" in result.content[0].text

@@ -87,7 +87,7 @@ def test_the_probe_decides_covered_questions_the_classifier_is_unsure_of() -> No
     unsure = Fixed("direct", share=0.4)
     decision = cheap_route("Castle Hill is near what residence of Jefferson?", has_history=False, covered=True,
                            classifier=unsure)  # fmt: skip
-    assert decision and (decision.strategy, decision.decided_by) == ("direct", "probe")
+    assert decision and (decision.strategy, decision.decided_by) == ("serial", "probe")
 
 
 def test_the_llm_decides_follow_ups_and_unsure_off_topic_questions() -> None:

@@ -26,6 +26,12 @@ def searched(state: dict) -> list[str]:
     return [state["results"][task["id"]]["tool_calls"][0]["args"]["query"] for task in state["plan"]["tasks"]]
 
 
+def without_links(hub: ToolHub) -> ToolHub:
+    """The hub as a search server without a link tool shows it (a third-party search server)."""
+    hub.specs.pop("docsearch.follow_links")
+    return hub
+
+
 def number_of(prompt: str, title: str) -> int:
     """The [n] of the source titled ``title`` in a prompt."""
     for line in prompt.splitlines():
@@ -46,7 +52,7 @@ async def test_direct_is_one_retrieval_and_one_read(team: Team, hotpot_hub: Tool
     assert path == ["master", "select_tools", "direct_search", "writer"]
     assert searched(state) == [SINGLE]
     answer_turn, reasons_turn = team["writer"].calls  # one read: the answer, then why (same conversation)
-    assert "[1] Kestrel Bridge:" in answer_turn.prompt and "Sources:" not in reasons_turn.prompt
+    assert "[1] Kestrel Bridge:" in answer_turn.prompt and "Context:" not in reasons_turn.prompt
     assert "not yes or no" in answer_turn.prompt, "a wh-question is not answered yes or no"
     assert not team["executor"].calls
     assert state["answer"]["short"] == "the Ome"
@@ -83,7 +89,39 @@ async def test_parallel_searches_every_entity_at_once_without_the_master_llm(
     assert {c["title"] for c in state["answer"]["citations"]} == {"Ostrava Tower", "Lindqvist Tower"}
 
 
-async def test_serial_hop_searches_what_the_previous_hop_found(team: Team, hotpot_hub: ToolHub) -> None:
+async def test_serial_follows_what_the_first_hop_names_without_a_model_call(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["master"].on(MASTER, assessment("complex", "serial", resolved=BRIDGE))
+    team["writer"].on(
+        WRITER,
+        lambda p: f"Answer: Dunmore\nBecause: She was born in Dunmore [{number_of(p, 'Miriam Calloway')}].",
+    )
+    settings = make_settings(routing="llm", search_k=1, max_hops=2)
+
+    state, path, _ = await run(team.resources(hotpot_hub, settings), BRIDGE)
+
+    assert path == ["master", "select_tools", "serial_search", "serial_search", "next_hop", "writer"]
+    assert not [call for call in team["master"].calls if HOP in call.prompt], "links, not the model"
+    first, second = state["plan"]["tasks"]
+    assert (first["tool"], second["tool"], second["deps"]) == (
+        "docsearch.search",
+        "docsearch.follow_links",
+        ["h1"],
+    )
+    first_ids = state["results"]["h1"]["evidence_ids"]
+    assert second["args"]["passage_ids"] == first_ids
+    first_titles = [state["evidence"][eid]["title"] for eid in first_ids]
+    linked = [state["evidence"][eid]["title"] for eid in state["results"]["h2"]["evidence_ids"]]
+    assert first_titles == ["Harrow Point Lighthouse"]
+    assert linked[0] == "Miriam Calloway", "the engineer the lighthouse's passage names, most relevant first"
+    assert set(linked) <= {"Miriam Calloway", "Vell Island"}, "only documents the first hop names"
+    assert "Miriam Calloway (1832" in team["writer"].calls[0].prompt, "the Writer reads the whole passage"
+    assert state["answer"]["short"] == "Dunmore"
+    assert [c["title"] for c in state["answer"]["citations"]] == ["Miriam Calloway"]
+
+
+async def test_serial_without_links_asks_the_model_for_the_next_hop(team: Team, hotpot_hub: ToolHub) -> None:
     team["master"].on(HOP, lambda p: "Miriam Calloway" if "Miriam Calloway (1832" not in p else "DONE")
     team["master"].on(MASTER, assessment("complex", "serial", resolved=BRIDGE))
     team["writer"].on(
@@ -92,7 +130,7 @@ async def test_serial_hop_searches_what_the_previous_hop_found(team: Team, hotpo
     )
     settings = make_settings(routing="llm", search_k=1, max_hops=3)
 
-    state, path, _ = await run(team.resources(hotpot_hub, settings), BRIDGE)
+    state, path, _ = await run(team.resources(without_links(hotpot_hub), settings), BRIDGE)
 
     assessed = state["assessment"]
     assert (assessed["strategy"], state["route"]) == ("serial", "executor"), "complex, but search answers it"
@@ -121,7 +159,7 @@ async def test_serial_stops_at_the_hop_budget(team: Team, hotpot_hub: ToolHub) -
     team["writer"].on(WRITER, "Answer: Dunmore\nBecause: She was born in Dunmore.")
     settings = make_settings(routing="llm", search_k=1, max_hops=2)
 
-    state, path, _ = await run(team.resources(hotpot_hub, settings), BRIDGE)
+    state, path, _ = await run(team.resources(without_links(hotpot_hub), settings), BRIDGE)
 
     assert searched(state) == [BRIDGE, "Miriam Calloway"]
     hop_calls = [call for call in team["master"].calls if HOP in call.prompt]
@@ -160,7 +198,9 @@ async def test_a_failed_hop_decision_still_answers_from_the_first_hop(
     team["master"].on(MASTER, assessment("complex", "serial", resolved=BRIDGE))
     team["writer"].on(WRITER, "Answer: Dunmore\nBecause: She was born in Dunmore.")
 
-    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="llm", search_k=1)), BRIDGE)
+    settings = make_settings(routing="llm", search_k=1)
+
+    state, path, _ = await run(team.resources(without_links(hotpot_hub), settings), BRIDGE)
 
     assert path[-2:] == ["next_hop", "writer"] and searched(state) == [BRIDGE]
     assert state["answer"]["short"] == "Dunmore"

@@ -11,6 +11,7 @@ from typing import Any
 from tools.index.bm25 import BM25Index
 from tools.index.dense import DenseIndex
 from tools.index.embedder import Embedder, shared_embedder
+from tools.index.links import TitleLinks, linked_documents
 from tools.index.rankers import RANKERS, RRF_K, reciprocal_rank_fusion
 from tools.index.rerank import ListwiseReranker
 from tools.index.store import CollectionStore
@@ -47,6 +48,7 @@ class Searcher:
         self.pool = pool
         self._bm25: BM25Index | None = None
         self._dense: DenseIndex | None = None
+        self._links: TitleLinks | None = None
         self._generation: int | None = None
         self._lock = threading.Lock()
 
@@ -67,6 +69,7 @@ class Searcher:
                     return False  # busy writing here: keep the current view and retry on the next search
             self._bm25 = self.collection.bm25()
             self._dense = self.collection.dense()
+            self._links = None  # rebuilt from the new generation's titles on first use
             self._generation = generation
             return True
 
@@ -94,6 +97,34 @@ class Searcher:
         """Hybrid over several queries (a question and its sub-queries), fused again with RRF."""
         lists = [[h.id for h in self.hybrid(q, self.pool)] for q in queries if q.strip()]
         return [Hit(pid, score) for pid, score in reciprocal_rank_fusion(lists, RRF_K)[:n]]
+
+    def links(self) -> TitleLinks:
+        """The collection's titles, to find which documents a text names (built on first use)."""
+        self.refresh()
+        with self._lock:
+            if self._links is None:
+                self._links = TitleLinks(self.collection.titles())
+            return self._links
+
+    def linked(self, query: str, passage_ids: Sequence[str], n: int) -> list[Hit]:
+        """The lead passages of the documents that ``query`` and the given passages name.
+
+        The next hop of a bridge question, found by following what the first hop's passages
+        mention instead of asking a model (see ``tools.index.links``). The given passages and their
+        own documents are left out; what the query's own ranking also finds comes first, in its
+        order, then the rest in order of mention.
+        """
+        passages = self.fetch(passage_ids)
+        texts = [query, *(passages[pid]["text"] for pid in passage_ids if pid in passages)]
+        documents = linked_documents(
+            self.links(), texts, [passages[pid].get("title", "") for pid in passages]
+        )
+        candidates = [d.lead_id for d in documents if d.lead_id not in passages]
+        if not candidates:
+            return []
+        rank = {hit.id: i for i, hit in enumerate(self.hybrid(query, self.pool))}
+        ordered = sorted(candidates, key=lambda pid: rank.get(pid, len(rank)))
+        return [Hit(pid, 1.0 / (1 + i)) for i, pid in enumerate(ordered[:n])]
 
     def rank(self, query: str, n: int, ranker: str = "hybrid", rerank: bool = False) -> list[Hit]:
         """Top ``n`` under ``ranker`` (``bm25``, ``dense`` or ``hybrid``), optionally LLM-reranked.

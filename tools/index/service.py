@@ -13,7 +13,7 @@ from tools.index.errors import EmptyIndexError, IndexBuildingError, UnknownPassa
 from tools.index.ingest import IngestReport, index_sources
 from tools.index.paths import DEFAULT_COLLECTION, validate_collection_name
 from tools.index.rerank import ListwiseReranker
-from tools.index.search import Searcher
+from tools.index.search import Hit, Searcher
 from tools.index.snippets import SNIPPET_CHARS, snippet
 from tools.index.stdlib_corpus import in_default_scope, stdlib_sources
 from tools.index.store import CollectionStore, IndexStore
@@ -215,41 +215,53 @@ class DocSearch:
         ]
 
     # -- tools --------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 5, collection: str = DEFAULT_COLLECTION) -> dict[str, Any]:
+    def search(
+        self, query: str, k: int = 5, collection: str = DEFAULT_COLLECTION, full: bool = False
+    ) -> dict[str, Any]:
         """Hybrid search (BM25 + dense, fused with RRF; LLM-reranked when configured).
 
         Returns:
             ``{"query", "collection", "results": [{"id", "title", "snippet", "source", "score"}]}``,
-            with at most 20 results and snippets of at most about 600 characters. A result the
-            dense ranker saw also carries ``similarity``: the cosine of its MiniLM embedding to
-            the query's (about 0.5 and above: on topic; below 0.3: unrelated).
+            with at most 20 results and snippets of at most about 600 characters (with ``full``,
+            each result also carries the passage's whole ``text``). A result the dense ranker saw
+            also carries ``similarity``: the cosine of its MiniLM embedding to the query's (about
+            0.5 and above: on topic; below 0.3: unrelated).
         """
-        query = " ".join(str(query or "").split())[:MAX_QUERY_CHARS]
+        query = _clean_query(query)
         if not query:
             raise ValueError("the query is empty: pass a question or keywords to search for")
-        k = max(1, min(int(k), MAX_K))
         searcher = self._searcher(collection)
-        hits = searcher.rank(query, k, "hybrid", rerank=self.reranker is not None)
-        passages = searcher.fetch([hit.id for hit in hits])
-        results = []
-        for hit in hits:
-            passage = passages.get(hit.id)
-            if passage is None:
-                continue
-            item = {
-                "id": hit.id,
-                "title": passage.get("title", ""),
-                "snippet": snippet(passage["text"], query, SNIPPET_CHARS),
-                "source": passage.get("source", ""),
-                "score": round(hit.score, 5),
-            }
-            if hit.similarity is not None:
-                item["similarity"] = round(hit.similarity, 3)
-            section = passage.get("section", "")
-            if section and section != item["title"]:
-                item["section"] = section
-            results.append(item)
-        return {"query": query, "collection": collection, "results": results}
+        hits = searcher.rank(query, _clamp_k(k), "hybrid", rerank=self.reranker is not None)
+        return {"query": query, "collection": collection, "results": _results(searcher, hits, query, full)}
+
+    def follow(
+        self,
+        passage_ids: list[str],
+        query: str = "",
+        k: int = 2,
+        collection: str = DEFAULT_COLLECTION,
+        full: bool = False,
+    ) -> dict[str, Any]:
+        """The passages of the documents that the given passages (and the query) name by title.
+
+        The next hop of a multi-hop question without a model call (``Searcher.linked``).
+
+        Returns:
+            The shape of :meth:`search`; ``results`` is empty when nothing they name is indexed.
+
+        Raises:
+            UnknownPassageError: When none of ``passage_ids`` is in the collection.
+        """
+        ids = [str(pid).strip() for pid in (passage_ids or []) if str(pid).strip()][:MAX_K]
+        query = _clean_query(query)
+        searcher = self._searcher(collection)
+        if not ids or not searcher.fetch(ids):
+            raise UnknownPassageError(
+                f"none of the passage ids {ids!r} is in collection {collection!r}; "
+                "pass ids from the results of `search` (with the same collection)"
+            )
+        hits = searcher.linked(query, ids, _clamp_k(k))
+        return {"query": query, "collection": collection, "results": _results(searcher, hits, query, full)}
 
     def read(self, passage_id: str, collection: str = DEFAULT_COLLECTION) -> dict[str, Any]:
         """The full text of one passage: ``{"id", "title", "source", "text"}`` (plus its section).
@@ -274,3 +286,37 @@ class DocSearch:
         if passage.get("section") and passage["section"] != result["title"]:
             result["section"] = passage["section"]
         return result
+
+
+def _clean_query(query: str) -> str:
+    return " ".join(str(query or "").split())[:MAX_QUERY_CHARS]
+
+
+def _clamp_k(k: int) -> int:
+    return max(1, min(int(k), MAX_K))
+
+
+def _results(searcher: Searcher, hits: list[Hit], query: str, full: bool) -> list[dict[str, Any]]:
+    """Search results for ``hits``: id, title, snippet, source, score (and similarity, section, text)."""
+    passages = searcher.fetch([hit.id for hit in hits])
+    results = []
+    for hit in hits:
+        passage = passages.get(hit.id)
+        if passage is None:
+            continue
+        item = {
+            "id": hit.id,
+            "title": passage.get("title", ""),
+            "snippet": snippet(passage["text"], query, SNIPPET_CHARS),
+            "source": passage.get("source", ""),
+            "score": round(hit.score, 5),
+        }
+        if hit.similarity is not None:
+            item["similarity"] = round(hit.similarity, 3)
+        section = passage.get("section", "")
+        if section and section != item["title"]:
+            item["section"] = section
+        if full:
+            item["text"] = passage["text"]
+        results.append(item)
+    return results

@@ -169,6 +169,14 @@ class CollectionStore:
         """Every passage id stored in chromadb."""
         return list(self.chroma().get(include=[])["ids"])
 
+    def titles(self) -> list[tuple[str, str, int]]:
+        """Every stored passage as ``(id, title, position in its document)``."""
+        result = self.chroma().get(include=["metadatas"])
+        return [
+            (pid, str((meta or {}).get("title", "")), int((meta or {}).get("position", 0) or 0))
+            for pid, meta in zip(result["ids"], result["metadatas"], strict=True)
+        ]
+
     def get(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Passages by id: ``{id: {"text", "title", "section", "source", "url", "position", ...}}``."""
         ids = list(dict.fromkeys(ids))  # chromadb rejects repeated ids

@@ -105,7 +105,7 @@ def service() -> DocSearch:
 
 
 @mcp.tool()
-async def search(query: str, k: int = 5, collection: str = "") -> dict[str, Any]:
+async def search(query: str, k: int = 5, collection: str = "", full: bool = False) -> dict[str, Any]:
     """Search local documents and return the best passages, each with an id, title, source and snippet.
 
     Hybrid ranking: keyword (BM25) and semantic (MiniLM embeddings) results fused together, so both
@@ -124,10 +124,35 @@ async def search(query: str, k: int = 5, collection: str = "") -> dict[str, Any]
         query: A question or keywords (one topic per search works best).
         k: Number of passages to return (1-20, default 5).
         collection: Which collection to search (default: the server's default collection, "docs").
+        full: Also return each passage's whole text (not only its snippet).
     """
     docsearch = service()
     return await anyio.to_thread.run_sync(
-        docsearch.search, query, k, collection or docsearch.default_collection
+        docsearch.search, query, k, collection or docsearch.default_collection, full
+    )
+
+
+@mcp.tool()
+async def follow_links(
+    passage_ids: list[str], query: str = "", k: int = 2, collection: str = "", full: bool = False
+) -> dict[str, Any]:
+    """Find the passages about the people, places, works and organisations that found passages name.
+
+    The next step of a multi-hop question: after `search` finds the film, `follow_links` on its
+    passage finds the article about the director it names. A document counts as named when its
+    title appears in the passage's text (or in the query). Results come in the shape of `search`,
+    those that also match the query first.
+
+    Args:
+        passage_ids: The "id"s of earlier `search` results.
+        query: The question being answered (ranks the linked passages; its own names count too).
+        k: Number of passages to return (1-20, default 2).
+        collection: The collection the ids came from (default: the server's default collection).
+        full: Also return each passage's whole text (not only its snippet).
+    """
+    docsearch = service()
+    return await anyio.to_thread.run_sync(
+        docsearch.follow, passage_ids, query, k, collection or docsearch.default_collection, full
     )
 
 
