@@ -25,8 +25,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import httpx
-import openai
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
@@ -38,6 +36,7 @@ from core.events import TaskEndEvent, TaskStartEvent, emit
 from core.plan import Plan, Task, current_plan
 from core.run import Run, RunContext, current_run
 from core.state import SearchState, TaskPayload, TaskResult, ToolCallRecord, tool_calls_used
+from models.errors import MODEL_ERRORS, describe_model_error
 from models.structured import message_text, strip_thinking
 from prompts import render
 from tools.hub import query_argument
@@ -288,10 +287,11 @@ async def next_hop(
     system = SystemMessage(content=render("reader_system"))  # the Writer's: one cached prefix for both
     try:
         reply = await model.ainvoke([system, HumanMessage(content=prompt)])
-    except (openai.APIError, httpx.HTTPError, TimeoutError) as exc:  # the answer goes on without a hop
-        log.warning("next-hop decision failed (%s); writing from %d hop(s)", exc, len(plan.tasks))
+    except MODEL_ERRORS as exc:  # the answer goes on without a hop
+        problem = describe_model_error(exc)
+        log.warning("next-hop decision failed (%s); writing from %d hop(s)", problem, len(plan.tasks))
         return Command(
-            goto="writer", update={"next_query": None, "missing": [f"a further search step ({exc})"]}
+            goto="writer", update={"next_query": None, "missing": [f"a further search step ({problem})"]}
         )
     query = hop_query(message_text(reply), _query(state), [task.goal for task in plan.tasks])
     log.info("next hop after %d: %r", len(plan.tasks), query)

@@ -10,6 +10,7 @@ model's own knowledge, and lists what could not be found.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -24,9 +25,13 @@ from core.plan import current_plan
 from core.run import RunContext, current_run
 from core.state import Answer, Citation, Evidence, SearchState
 from core.text import CITATION, format_history, sentences
+from models.errors import MODEL_ERRORS, describe_model_error, is_context_overflow
 from models.structured import message_text, strip_thinking
 from prompts import render
 
+log = logging.getLogger(__name__)
+
+UNANSWERED = "No answer could be written: {problem}. The sources found are listed below."
 MAX_SOURCE_CHARS = 1500  # a whole encyclopedia paragraph (97 % of HotpotQA's are shorter)
 SHORT_TOKENS = 32  # the short answer: a name, a date, a number, yes/no
 EXPLAIN_TOKENS = 64  # one cited sentence, not a restatement of the sources
@@ -97,13 +102,20 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str], short: 
     }
 
 
-async def answer_first(model: BaseChatModel, prompt: str, *, direct: bool) -> tuple[str, str]:
+async def answer_first(model: BaseChatModel, prompt: str, *, direct: bool) -> tuple[str, str, str | None]:
     """The short answer, then its explanation: two turns of one conversation.
 
     The first turn asks for the answer alone (a short phrase, as single-shot RAG asks); the
     second asks why, citing the sources. The second turn extends the first one's prompt and reply,
     so a llama.cpp server reuses the whole prefix and only reads the new question. A model that
     writes ``Answer: …`` or its reasons anyway is parsed the same way.
+
+    Returns:
+        The short answer, the explanation, and what went wrong when the explanation's call failed
+        (the short answer is kept).
+
+    Raises:
+        The model errors of the first turn (:data:`models.errors.MODEL_ERRORS`).
     """
     system = SystemMessage(content=render("reader_system"))
     question = HumanMessage(content=prompt)
@@ -112,49 +124,82 @@ async def answer_first(model: BaseChatModel, prompt: str, *, direct: bool) -> tu
     short = short_of(first_text)
     follow_up = HumanMessage(content=render("writer_explain_direct" if direct else "writer_explain"))
     turns = [system, question, AIMessage(content=first_text), follow_up]
-    second = await model.bind(max_tokens=EXPLAIN_TOKENS).ainvoke(turns)
-    return short, explanation_of(strip_thinking(message_text(second)))
+    try:
+        second = await model.bind(max_tokens=EXPLAIN_TOKENS).ainvoke(turns)
+    except MODEL_ERRORS as exc:
+        problem = describe_model_error(exc)
+        log.warning("the Writer's explanation failed (%s); answering with the short answer", problem)
+        return short, short, problem
+    return short, explanation_of(strip_thinking(message_text(second))), None
+
+
+def _prompt(state: SearchState, sources: list[Evidence], missing: list[str], direct: bool) -> str:
+    """The answer turn's prompt: the question with the numbered sources, or alone (``direct``)."""
+    query = state["query"]
+    if direct:
+        history = format_history(state.get("messages", [])[:-1])
+        return render("writer_direct", today=state.get("today", ""), history=history, query=query)
+    gaps = "Could not be found: " + "; ".join(missing) + "\n" if missing else ""
+    failures = [
+        f"{result['goal']}: {result.get('error') or result['status']}"
+        for result in state.get("results", {}).values()
+        if result["status"] != "ok" and result["goal"] not in " ".join(missing)
+    ]
+    if failures:
+        gaps += "Problems: " + "; ".join(failures) + "\n"
+    resolved = (state.get("assessment") or {}).get("resolved_query") or query
+    question = query if resolved == query else f"{query} (meaning: {resolved})"
+    options = answer_choices(resolved)
+    choices = f"\n(The answer is one of: {' or '.join(options)}.)" if options else ""
+    form = (
+        "yes or no"
+        if is_yes_no_question(resolved)
+        else "a name, a date, a number or a few words, not yes or no"
+    )
+    return render(
+        "writer_answer",
+        today=state.get("today", ""),
+        sources=format_sources(sources) or "(none)",
+        missing=gaps,
+        query=question,
+        choices=choices,
+        form=form,
+    )
+
+
+async def _read(
+    model: BaseChatModel, state: SearchState, sources: list[Evidence], missing: list[str], direct: bool
+) -> tuple[str, str, str | None]:
+    """The answer from as many sources as fit the model's context.
+
+    A prompt the endpoint rejects as too long is retried with the first half of the sources (their
+    numbers stay the same); any other model failure leaves an empty answer and says what failed.
+    """
+    kept = sources
+    while True:
+        try:
+            return await answer_first(model, _prompt(state, kept, missing, direct), direct=direct)
+        except MODEL_ERRORS as exc:
+            if is_context_overflow(exc) and len(kept) > 1:
+                log.warning(
+                    "the Writer's prompt did not fit the context; retrying with %d sources", len(kept) // 2
+                )
+                kept = kept[: len(kept) // 2]
+                continue
+            problem = describe_model_error(exc)
+            log.warning("the Writer could not answer: %s", problem)
+            return "", UNANSWERED.format(problem=problem), problem
 
 
 async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Write the final answer of the turn."""
+    """Write the final answer of the turn (never raises on a failing model endpoint)."""
     run = await current_run(runtime)
-    assessment = state.get("assessment", {})
-    query = state["query"]
     sources = number_sources(state)
     missing = list(dict.fromkeys(state.get("missing", [])))
-    prompt_is_direct = state.get("route") == "writer_only" or (not sources and not state.get("plan"))
-    if prompt_is_direct:
-        history = format_history(state.get("messages", [])[:-1])
-        prompt = render("writer_direct", today=state.get("today", ""), history=history, query=query)
-    else:
-        gaps = "Could not be found: " + "; ".join(missing) + "\n" if missing else ""
-        failures = [
-            f"{result['goal']}: {result.get('error') or result['status']}"
-            for result in state.get("results", {}).values()
-            if result["status"] != "ok" and result["goal"] not in " ".join(missing)
-        ]
-        if failures:
-            gaps += "Problems: " + "; ".join(failures) + "\n"
-        resolved = assessment.get("resolved_query") or query
-        question = query if resolved == query else f"{query} (meaning: {resolved})"
-        options = answer_choices(resolved)
-        choices = f"\n(The answer is one of: {' or '.join(options)}.)" if options else ""
-        form = (
-            "yes or no"
-            if is_yes_no_question(resolved)
-            else "a name, a date, a number or a few words, not yes or no"
-        )
-        prompt = render(
-            "writer_answer",
-            today=state.get("today", ""),
-            sources=format_sources(sources) or "(none)",
-            missing=gaps,
-            query=question,
-            choices=choices,
-            form=form,
-        )
-    short, text = await answer_first(run.model("writer"), prompt, direct=prompt_is_direct)
+    direct = state.get("route") == "writer_only" or (not sources and not state.get("plan"))
+    short, text, problem = await _read(run.model("writer"), state, sources, missing, direct)
+    if problem:
+        missing.append(f"the written answer ({problem})")
     check = check_citations(text, sources)
     answer = build_answer(check.text, sources, missing, short)
     answer["attributed_citations"] = check.attributed

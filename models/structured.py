@@ -9,6 +9,10 @@ goes through :func:`structured_call`:
 3. validate it (a Pydantic schema plus an optional domain check such as the plan validator);
 4. on failure, one repair round that shows the model its output and the validator's errors;
 5. on failure again, a rule-based fallback value, recorded as such.
+
+An endpoint that fails (drops the connection, times out, rejects the prompt) gets no repair round:
+the fallback value is used at once, or :class:`ModelCallError` (a :class:`StructuredOutputError`)
+says what happened, so every caller that degrades on bad output degrades on a dead endpoint too.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
+from models.errors import MODEL_ERRORS, describe_model_error
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -33,6 +39,10 @@ FENCE_PATTERN = re.compile(r"```(?:json)?", re.IGNORECASE)
 
 class StructuredOutputError(ValueError):
     """The model's output could not be turned into the expected structure."""
+
+
+class ModelCallError(StructuredOutputError):
+    """The model endpoint gave no output at all (dropped, timed out or rejected the request)."""
 
 
 @dataclass
@@ -138,6 +148,7 @@ async def structured_call(
 
     Raises:
         StructuredOutputError: When both attempts fail and there is no fallback.
+        ModelCallError: When the endpoint fails and there is no fallback.
     """
     # extra_body goes to the endpoint untouched (langchain-openai rewrites a top-level response_format)
     runnable = (
@@ -148,7 +159,17 @@ async def structured_call(
     raw = ""
     rounds = 2 if repair else 1
     for attempt in range(1, rounds + 1):
-        reply = await runnable.ainvoke(history)
+        try:
+            reply = await runnable.ainvoke(history)
+        except MODEL_ERRORS as exc:
+            problem = describe_model_error(exc)
+            log.warning("structured call for %s: %s", schema.__name__, problem)
+            errors.append(problem)
+            if fallback is None:
+                raise ModelCallError(f"{schema.__name__}: {problem}") from exc
+            return StructuredResult(
+                value=fallback(errors), raw=raw, attempts=attempt, errors=errors, fallback=True
+            )
         raw = message_text(reply)
         try:
             parsed = schema.model_validate(extract_json(raw))

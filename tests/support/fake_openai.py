@@ -39,6 +39,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         self.server.bodies.append(body)
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        limit = self.server.max_prompt_chars
+        if limit is not None and len(prompt) > limit:  # llama-cpp-python's words for a context overflow
+            message = f"Requested tokens ({len(prompt)}) exceed context window of {limit}"
+            self._send_json(400, {"error": {"message": message, "type": "invalid_request_error"}})
+            return
         reply = self.server.reply_for(prompt)
         if reply is None:
             self._send_json(400, {"error": {"message": f"no scripted reply for: {prompt[:300]}"}})
@@ -94,9 +99,10 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, rules: list[tuple[str, Any]]) -> None:
+    def __init__(self, rules: list[tuple[str, Any]], max_prompt_chars: int | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.rules = rules
+        self.max_prompt_chars = max_prompt_chars
         self.prompts: list[str] = []
         self.bodies: list[dict[str, Any]] = []
 
@@ -109,9 +115,12 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def fake_openai(rules: list[tuple[str, Any]]) -> Iterator[_Server]:
-    """Serve the scripted endpoint on a free loopback port; ``server.url`` is the base URL."""
-    server = _Server(rules)
+def fake_openai(rules: list[tuple[str, Any]], max_prompt_chars: int | None = None) -> Iterator[_Server]:
+    """Serve the scripted endpoint on a free loopback port; ``server.url`` is the base URL.
+
+    A prompt longer than ``max_prompt_chars`` is rejected with HTTP 400 as past the context window.
+    """
+    server = _Server(rules, max_prompt_chars)
     server.url = f"http://127.0.0.1:{server.server_address[1]}/v1"  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
