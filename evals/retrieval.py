@@ -13,8 +13,9 @@ averaged over questions; both@k is the share of questions with every gold title 
 Latency is the wall time of one ranker call (query embedding included), one query at a time.
 The JSON printed (and written to ``evals/results/retrieval-<date>.json`` with a Markdown table):
 ``n``, ``recall@5``, ``recall@10``, ``both@5``, ``both@10``, ``query_ms_p50``, ``query_ms_p95``
-(each keyed by ranker: ``bm25``, ``dense``, ``hybrid``, and ``hybrid_rerank`` / ``hybrid_subqueries``
-when enabled), ``build_seconds``, ``index_bytes`` and the run's settings.
+(each keyed by ranker: ``bm25``, ``dense``, ``hybrid``, ``hybrid_links`` (the serial strategy's
+evidence: hybrid top 3, then the 2 documents they name, then the rest of hybrid), and
+``hybrid_rerank`` / ``hybrid_subqueries`` when enabled), ``build_seconds``, ``index_bytes`` and the run's settings.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.strategies import FIRST_HOP_K, LINK_K
 from evals.stats import percentile
 from models.factory import ChatFn
 from tools.index.ingest import index_sources
@@ -126,6 +128,7 @@ def run(
         name: (lambda q, name=name: [h.id for h in searcher.rank(q["question"], max(KS), name)])
         for name in BASE_RANKERS
     }
+    rankers["hybrid_links"] = lambda q: linked_ranking(searcher, q["question"], max(KS))
     if reranker is not None:
         rankers["hybrid_rerank"] = lambda q: [
             h.id for h in searcher.rank(q["question"], max(KS), "hybrid", True)
@@ -168,6 +171,15 @@ def run(
         target.write_state(full_build=full)
         result["build"]["last_full_build"] = full
     return result
+
+
+def linked_ranking(searcher: Searcher, question: str, n: int) -> list[str]:
+    """The serial strategy's passages: the question's hybrid top ``FIRST_HOP_K``, the ``LINK_K``
+    documents they name (``Searcher.linked``), then the rest of the hybrid ranking up to ``n``."""
+    ranked = [hit.id for hit in searcher.rank(question, n, "hybrid")]
+    first = ranked[:FIRST_HOP_K]
+    linked = [hit.id for hit in searcher.linked(question, first, LINK_K)]
+    return list(dict.fromkeys([*first, *linked, *ranked[FIRST_HOP_K:]]))[:n]
 
 
 def _key(question: dict[str, Any]) -> str:

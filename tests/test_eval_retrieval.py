@@ -71,7 +71,7 @@ def test_run_returns_the_json_contract(hotpot: tuple[Path, Path], tmp_path: Path
     result = retrieval.run(
         dev, corpus, index_dir=tmp_path / "index", rerank_chat=prefer_last, subqueries=subqueries
     )
-    rankers = ["bm25", "dense", "hybrid", "hybrid_rerank", "hybrid_subqueries"]
+    rankers = ["bm25", "dense", "hybrid", "hybrid_links", "hybrid_rerank", "hybrid_subqueries"]
     assert result["n"] == 3 and result["rankers"] == rankers and result["passages"] == 6
     for key in ("recall@5", "recall@10", "both@5", "both@10", "query_ms_p50", "query_ms_p95"):
         assert set(result[key]) == set(rankers), key
@@ -82,7 +82,7 @@ def test_run_returns_the_json_contract(hotpot: tuple[Path, Path], tmp_path: Path
 
     again = retrieval.run(dev, corpus, n=2, index_dir=tmp_path / "index")
     assert again["n"] == 2 and again["build"]["reused"] is True and again["build"]["embedded"] == 0
-    assert again["rankers"] == ["bm25", "dense", "hybrid"]
+    assert again["rankers"] == ["bm25", "dense", "hybrid", "hybrid_links"]
     assert again["build"]["last_full_build"]["embedded"] == 6
 
     json_path, md_path = retrieval.write_results(again, tmp_path / "out", command="aisearch eval retrieval …")
@@ -97,7 +97,7 @@ def test_cli_prints_one_json_object(
     argv = ["eval", "retrieval", "--data", str(dev), "--corpus", str(corpus), "--n", "2", "--json"]
     assert index_cli([*argv, "--index-dir", str(tmp_path / "index"), "--out", str(tmp_path / "out")]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed["n"] == 2 and set(printed["recall@5"]) == {"bm25", "dense", "hybrid"}
+    assert printed["n"] == 2 and set(printed["recall@5"]) == {"bm25", "dense", "hybrid", "hybrid_links"}
     assert {"recall@10", "both@10", "query_ms_p50"} <= set(printed)
     assert len(list((tmp_path / "out").glob("retrieval-*.json"))) == 1
 
