@@ -83,11 +83,12 @@ async def test_servers_start_concurrently_each_within_its_own_timeout(marker: st
         "facts": facts_connection(),
     }
     started = time.monotonic()
-    async with ToolHub.open(connections, limits=ServerLimits(start_timeout_s=3)) as hub:
+    async with ToolHub.open(connections, limits=ServerLimits(start_timeout_s=5)) as hub:
         elapsed = time.monotonic() - started
-        assert elapsed < 6, f"one after another would take 9 s or more, took {elapsed:.1f} s"
+        assert elapsed < 10, f"one after another would take 15 s or more, took {elapsed:.1f} s"
         assert set(hub.server_errors) == {"hung1", "hung2", "hung3", "exits"}
-        assert hub.server_errors["hung1"] == "did not start within 3 s"
+        assert hub.server_errors["hung1"] == "did not start within 5 s"
+        assert hub.server_errors["exits"].startswith("did not start: ")
         assert (await hub.call("facts.biography", {"person": "Caesar"}, timeout_s=5)).ok
         down = await hub.call("hung1.echo", {"text": "x"}, timeout_s=1)
         assert not down.ok and "unknown tool" in down.error  # it never listed its tools
@@ -116,7 +117,6 @@ async def test_a_server_that_keeps_crashing_is_given_up_and_reported(marker: str
         assert not (await hub.call("bad.crash", {}, timeout_s=5)).ok
         assert (await hub.call("bad.echo", {"text": "restarted"}, timeout_s=10)).ok
         assert not (await hub.call("bad.crash", {}, timeout_s=5)).ok
-        await asyncio.sleep(0.5)  # the health check gives up in the background
         gone = await hub.call("bad.echo", {"text": "again"}, timeout_s=10)
         assert not gone.ok and gone.error.startswith("tool bad.echo unavailable: MCP server bad ")
         assert "given up after 1 restart(s)" in gone.error
