@@ -30,16 +30,9 @@ from core.state import Evidence, TaskOutcome, TaskPayload, TaskResult, ToolCallR
 from models.structured import StructuredOutputError, structured_call
 from prompts import render
 from tools.hub import ToolOutcome, ToolSpec, query_argument
+from tools.schema import python_type
 
 log = logging.getLogger(__name__)
-JSON_TYPES: dict[str, Any] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-    "array": list,
-    "object": dict,
-}
 
 
 class Judgement(BaseModel):
@@ -63,7 +56,7 @@ def args_model(spec: ToolSpec) -> type[BaseModel]:
     required = set(spec.parameters.get("required", []))
     fields: dict[str, Any] = {}
     for name, prop in properties.items():
-        kind = JSON_TYPES.get(prop.get("type", ""), Any)
+        kind = python_type(prop)
         fields[name] = (kind, ...) if name in required else (kind | None, prop.get("default"))
     return create_model(
         f"{spec.name.replace('.', '_')}_args", __config__=ConfigDict(extra="ignore"), **fields

@@ -16,15 +16,16 @@ import json
 import logging
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
+import networkx as nx
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
+from langgraph.types import Command, Overwrite
 from pydantic import BaseModel, Field
 
 from core.events import PlanEvent, emit
-from core.plan import REF_PATTERN, Plan, Task, current_plan, validate_plan
+from core.plan import REF_PATTERN, Plan, PlanError, Task, current_plan, validate_plan
 from core.run import RunContext, current_run
 from core.state import PlanEntry, PlanMode, SearchState, TaskResult
 from models.structured import structured_call
@@ -91,19 +92,25 @@ def _normalise_tools(tasks: list[Task], candidates: list[dict[str, Any]]) -> lis
 def _attach_augmentation(
     kept: list[Task], new_tasks: list[Task], incomplete: set[str]
 ) -> tuple[list[Task], list[Task]]:
-    """Wire augmenting tasks into the DAG.
+    """Wire augmenting tasks into the DAG without ever closing a cycle.
 
     New tasks that name no dependency build on the incomplete tasks they complete, and tasks
-    that were waiting for an incomplete result now also wait for the new tasks.
+    that were waiting for an incomplete result now also wait for the new tasks, except for a new
+    task that itself builds (directly or not) on the waiting one: that one runs after it.
     """
     new_tasks = [
         task if task.deps else task.model_copy(update={"deps": sorted(incomplete)}) for task in new_tasks
     ]
-    new_ids = [task.id for task in new_tasks]
-    rewired = [
-        task.model_copy(update={"deps": [*task.deps, *new_ids]}) if incomplete & set(task.deps) else task
-        for task in kept
-    ]
+    dag = Plan(tasks=[*kept, *new_tasks]).graph()
+    rewired = []
+    for task in kept:
+        extra = []
+        if incomplete & set(task.deps):
+            for new in new_tasks:
+                if not nx.has_path(dag, task.id, new.id):
+                    dag.add_edge(new.id, task.id)
+                    extra.append(new.id)
+        rewired.append(task.model_copy(update={"deps": [*task.deps, *extra]}) if extra else task)
     return rewired, new_tasks
 
 
@@ -184,8 +191,12 @@ def single_task_plan(query: str, tool: str | None) -> dict[str, Any]:
     )
 
 
-async def plan(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Write the first plan, or re-plan / augment it as the Master's review directs."""
+async def plan(state: SearchState, runtime: Runtime[RunContext]) -> Command[Literal["dispatch", "writer"]]:
+    """Write the first plan, or re-plan / augment it as the Master's review directs.
+
+    Every plan it publishes is a valid DAG. When not even the fallback fits the kept tasks, the
+    run goes to the Writer with what exists, and the answer says that planning failed.
+    """
     run = await current_run(runtime)
     budgets = run.settings.budgets
     candidates = state.get("candidate_tools", [])
@@ -252,6 +263,17 @@ async def plan(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, An
     room = max(1, budgets.max_tasks - len(kept))
     taken = kept_ids | set(results) | {r["task_id"] for r in state.get("discarded", [])}
 
+    incomplete = set(review.get("incomplete", [])) if mode == "augment" else set()
+
+    def whole(new_tasks: list[Task]) -> Plan:
+        """The next plan: the kept tasks and the new ones wired in, validated as one DAG."""
+        rewired, wired = _attach_augmentation(kept, new_tasks, incomplete) if incomplete else (kept, new_tasks)
+        return validate_plan(
+            Plan(tasks=[*rewired, *wired], version=old.version + 1),
+            candidate_tools=[tool["name"] for tool in candidates] + [t.tool for t in kept if t.tool],
+            max_tasks=budgets.max_tasks + len(kept),
+        )
+
     def check(sketch: BaseModel) -> list[Task]:
         tasks = _renumber(_normalise_tools(list(sketch.tasks), candidates), taken)  # type: ignore[attr-defined]
         validate_plan(
@@ -260,6 +282,7 @@ async def plan(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, An
             max_tasks=room,
             known_ids=kept_ids,
         )
+        whole(tasks)  # the repair round also sees what joining the kept tasks would break
         return tasks
 
     prompt = render(
@@ -284,15 +307,11 @@ async def plan(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, An
         ),
         constrain=run.settings.role("planner").constrain_json,
     )
-    new_tasks: list[Task] = result.value
-    if mode == "augment":
-        kept, new_tasks = _attach_augmentation(kept, new_tasks, set(review.get("incomplete", [])))
-    new_plan = Plan(tasks=[*kept, *new_tasks], version=old.version + 1)
-    validate_plan(
-        new_plan,
-        candidate_tools=[tool["name"] for tool in candidates] + [t.tool for t in kept if t.tool],
-        max_tasks=budgets.max_tasks + len(kept),
-    )
+    try:
+        new_plan = whole(result.value)
+    except PlanError as exc:  # even the fallback does not fit: answer with what exists, say why
+        log.warning("plan (%s) unusable: %s", mode, exc)
+        return Command(goto="writer", update={"missing": [f"a valid plan ({mode}: {exc})"]})
     update = publish(new_plan, mode, dropped=dropped, fallback=result.fallback, errors=result.errors)
     update["candidate_tools"] = candidates
     if mode != "plan":
@@ -302,4 +321,4 @@ async def plan(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, An
     if dropped:
         update["results"] = Overwrite({tid: res for tid, res in results.items() if tid not in dropped})
         update["discarded"] = [results[tid] for tid in sorted(dropped) if tid in results]
-    return update
+    return Command(goto="dispatch", update=update)

@@ -10,7 +10,7 @@ START → master ─┬─ writer_only ─────────────�
                                                                                    └→ writer
 ```
 
-The deciding nodes (``master``, ``select_tools``, ``review``, ``dispatch``) return
+The deciding nodes (``master``, ``select_tools``, ``plan``, ``review``, ``dispatch``) return
 ``Command[Literal[...]]``: the update and the next step sit together, and the annotation tells
 LangGraph (and Studio's drawing) where each may go. Only the fixed edges are added here. The
 per-run objects (models, tool hub, clock) come in as the run context (``core/run.py``).
@@ -54,7 +54,6 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_node("next_hop", next_hop)
     builder.add_node("writer", write)
     builder.add_edge(START, "master")
-    builder.add_edge("plan", "dispatch")
     builder.add_edge("execute_task", "review")
     builder.add_edge("search_branch", "writer")
     builder.add_edge("writer", END)

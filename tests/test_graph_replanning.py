@@ -3,6 +3,10 @@ budgets that end in an honest answer, and plans repaired or replaced by the fall
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
+
+from agents.planner import plan
+from core.run import RunContext
 from tests.conftest import Team, make_settings, run, server_connections
 from tests.support.fakes import EXEC_ARGS, EXEC_COMPUTE, EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
 from tools.hub import ToolHub
@@ -207,3 +211,73 @@ async def test_unparseable_assessment_falls_back_to_rules(team: Team, hub: ToolH
 
     assert state["assessment"]["fallback"] and state["route"] == "writer_only"
     assert path == ["master", "writer"]
+
+
+async def test_augmentation_that_builds_on_a_waiting_task_makes_no_cycle(team: Team, hub: ToolHub) -> None:
+    """A new task that depends on a task waiting for the incomplete one runs after it (issue 11 #3)."""
+    team["master"].on(MASTER, assessment("complex", "serial", resolved=QUERY))
+    team["planner"].on(
+        "results are incomplete",
+        {
+            "reasoning": "check the comparison against the archive",
+            "tasks": [
+                {
+                    "id": "t3",
+                    "goal": "Check the comparison against the archive's birth year of Emperor Wu of Han",
+                    "tool": "facts.birth_year",
+                    "args": {"person": "Emperor Wu of Han"},
+                    "deps": ["t2"],
+                }
+            ],
+        },
+    ).on(
+        PLANNER,
+        {
+            "reasoning": "recall the year, then compare",
+            "tasks": [
+                {"id": "t1", "goal": "Recall the birth year of Emperor Wu of Han", "tool": None},
+                {"id": "t2", "goal": "Compare with Julius Caesar, born 100 BC", "tool": None, "deps": ["t1"]},
+            ],
+        },
+    )
+    team["executor"].on(
+        lambda p: EXEC_COMPUTE in p and "Recall" in p, {"result": "not sure", "complete": False}
+    )
+    team["executor"].on(
+        lambda p: EXEC_COMPUTE in p and "Compare" in p,
+        {"result": "Wu (156 BC) was 56 years older", "complete": True},
+    )
+    judge_all_sufficient(team)
+    team["writer"].on(WRITER, "Emperor Wu was 56 years older than Caesar [2].")
+
+    state, path, _ = await run(team.resources(hub), QUERY)
+
+    assert [entry["mode"] for entry in state["plan_log"]] == ["plan", "augment"]
+    tasks = {t["id"]: t for t in state["plan"]["tasks"]}
+    assert tasks["t2"]["deps"] == ["t1"], "the waiting task does not wait for a task that builds on it"
+    assert tasks["t3"]["deps"] == ["t2"]
+    results = state["results"]
+    assert results["t2"]["status"] == "ok" and results["t3"]["status"] == "ok"
+    assert results["t3"]["started_at"] >= results["t2"]["finished_at"]
+    assert path[-1] == "writer" and state["answer"]["text"]
+
+
+async def test_a_plan_that_cannot_be_made_valid_goes_to_the_writer_saying_why(team: Team, hub: ToolHub) -> None:
+    """Whatever broke the plan (here a cyclic one restored from a checkpoint), the node never raises."""
+    team["planner"].on(PLANNER, {"reasoning": "look again", "tasks": [{"id": "t9", "goal": "Look again"}]})
+    cyclic = [
+        {"id": "t1", "goal": "Recall the year"},
+        {"id": "t2", "goal": "Compare", "deps": ["t1", "t3"]},
+        {"id": "t3", "goal": "Check", "deps": ["t2"]},
+    ]
+    state = {
+        "query": QUERY,
+        "plan": {"tasks": cyclic, "version": 2},
+        "review": {"decision": "augment", "reason": "t1 incomplete", "incomplete": ["t1"]},
+        "results": {"t1": {"task_id": "t1", "status": "incomplete", "output": "not sure", "tool": None}},
+    }
+
+    command = await plan(state, Runtime(context=RunContext(run=team.resources(hub))))
+
+    assert command.goto == "writer"
+    assert "cycle" in command.update["missing"][0]

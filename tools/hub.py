@@ -1,9 +1,10 @@
-"""Long-lived MCP sessions for a run: discover tools once, call them with timeouts, errors as data.
+"""The MCP servers of a run: tools discovered once, calls with timeouts, every failure as data.
 
 ``langchain-mcp-adapters`` opens a new session per call unless a session is held open; the hub
-holds one session per server for its whole life. MCP sessions are anyio task groups, which must be
-entered and exited by the same task, so one owner task opens them all, keeps them until
-:meth:`ToolHub.close`, and every other task only sends requests through them.
+holds one long-lived session per server (``tools/session.py``), each owned by its own task, so one
+server's crash, garbage output or hang is that server's failure alone. Servers start concurrently,
+each within its own start timeout; tool schemas are normalised (``tools/schema.py``) before the
+planner and executor read them.
 """
 
 from __future__ import annotations
@@ -12,16 +13,15 @@ import asyncio
 import json
 import logging
 import time
-import uuid
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool
-from langchain_mcp_adapters.client import MultiServerMCPClient
-from langchain_mcp_adapters.tools import load_mcp_tools
+
+from tools.schema import normalise_schema, type_label
+from tools.session import ServerLimits, ServerSession, ServerUnavailable, exception_text
 
 log = logging.getLogger(__name__)
 MAX_OUTPUT_CHARS = 6000
@@ -40,7 +40,7 @@ class ToolSpec:
     def brief(self) -> dict[str, Any]:
         """A compact description for prompts (name, description, argument names and types)."""
         props = self.parameters.get("properties", {})
-        args = {key: value.get("type", "any") for key, value in props.items()}
+        args = {key: type_label(value) for key, value in props.items()}
         return {"name": self.name, "description": self.description.split("\n")[0], "args": args}
 
 
@@ -54,7 +54,8 @@ def query_argument(spec: ToolSpec) -> str | None:
         return None
     properties = spec.parameters.get("properties", {})
     for name in QUERY_ARGS:
-        if properties.get(name, {}).get("type", "string") == "string" and name in properties:
+        kinds = type_label(properties[name]).split("|") if name in properties else []
+        if "string" in kinds or kinds == ["any"]:
             return name
     return None
 
@@ -76,66 +77,45 @@ class ToolOutcome:
 class ToolHub:
     """The MCP servers of a run, their tools, and calls to them."""
 
-    def __init__(self, connections: dict[str, dict[str, Any]], *, start_timeout_s: float = 30.0) -> None:
+    def __init__(self, connections: dict[str, dict[str, Any]], *, limits: ServerLimits | None = None) -> None:
         """Prepare (not start) a hub over ``connections`` (langchain-mcp-adapters connection dicts)."""
         self.connections = connections
-        self.start_timeout_s = start_timeout_s
-        self.tools: dict[str, BaseTool] = {}
+        self.limits = limits or ServerLimits()
+        self.servers = {name: ServerSession(name, conn, self.limits) for name, conn in connections.items()}
         self.specs: dict[str, ToolSpec] = {}
-        self.server_errors: dict[str, str] = {}
-        self._client = MultiServerMCPClient(connections)
-        self._owner: asyncio.Task[None] | None = None
-        self._stop = asyncio.Event()
 
     @classmethod
     @asynccontextmanager
     async def open(
-        cls, connections: dict[str, dict[str, Any]], *, start_timeout_s: float = 30.0
+        cls, connections: dict[str, dict[str, Any]], *, limits: ServerLimits | None = None
     ) -> AsyncIterator[ToolHub]:
         """Start a hub for the duration of a ``with`` block."""
-        hub = cls(connections, start_timeout_s=start_timeout_s)
-        await hub.start()
+        hub = cls(connections, limits=limits)
         try:
+            await hub.start()
             yield hub
         finally:
             await hub.close()
 
-    async def start(self) -> None:
-        """Open every server's session and list its tools; a server that fails is reported, not fatal."""
-        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._owner = asyncio.create_task(self._own_sessions(ready), name="mcp-session-owner")
-        await ready
+    @property
+    def server_errors(self) -> dict[str, str]:
+        """Why each server that is down is down (did not start, exited, stopped answering)."""
+        return {name: server.error for name, server in self.servers.items() if server.error}
 
-    async def _own_sessions(self, ready: asyncio.Future[None]) -> None:
-        async with AsyncExitStack() as stack:
-            for name in self.connections:
-                try:
-                    async with asyncio.timeout(self.start_timeout_s):
-                        session = await stack.enter_async_context(self._client.session(name))
-                        tools = await load_mcp_tools(session, server_name=name)
-                except Exception as exc:  # a broken server must not take the others down
-                    message = _exception_text(exc)
-                    self.server_errors[name] = message
-                    log.warning("MCP server %r unavailable: %s", name, message)
-                    continue
-                for tool in tools:
-                    qualified = f"{name}.{tool.name}"
-                    self.tools[qualified] = tool
-                    schema = tool.args_schema if isinstance(tool.args_schema, dict) else {}
-                    self.specs[qualified] = ToolSpec(qualified, name, tool.description or "", schema)
-            ready.set_result(None)
-            await self._stop.wait()
+    async def start(self) -> None:
+        """Start every server at once and list its tools; a server that fails is reported, not fatal."""
+        await asyncio.gather(*(server.start() for server in self.servers.values()))
+        for name, server in self.servers.items():
+            if server.error:
+                log.warning("MCP server %r unavailable: %s", name, server.error)
+            for tool in server.tools.values():
+                qualified = f"{name}.{tool.name}"
+                schema = normalise_schema(tool.args_schema)
+                self.specs[qualified] = ToolSpec(qualified, name, tool.description or "", schema)
 
     async def close(self) -> None:
-        """Close every session (stops stdio server processes)."""
-        if self._owner is None:
-            return
-        self._stop.set()
-        try:
-            await asyncio.wait_for(self._owner, timeout=10)
-        except (TimeoutError, Exception) as exc:  # closing must never raise into the caller
-            log.warning("closing MCP sessions: %s", _exception_text(exc))
-        self._owner = None
+        """Stop every server (and its process, for stdio); never raises."""
+        await asyncio.gather(*(server.close() for server in self.servers.values()))
 
     def resolve(self, name: str) -> str | None:
         """The qualified name of a tool given as ``server.tool``, ``server_tool`` or a unique bare name."""
@@ -155,18 +135,19 @@ class ToolHub:
         qualified = self.resolve(name)
         if qualified is None:
             return ToolOutcome(name, args, False, "", f"unknown tool {name!r}", started_at=started)
+        spec = self.specs[qualified]
         try:
-            message = await asyncio.wait_for(
-                self.tools[qualified].ainvoke(
-                    {"name": qualified, "args": args, "id": uuid.uuid4().hex, "type": "tool_call"}
-                ),
-                timeout=timeout_s,
+            message = await self.servers[spec.server].invoke(
+                qualified[len(spec.server) + 1 :], args, timeout_s=timeout_s
             )
+        except ServerUnavailable as exc:
+            error = f"tool {qualified} unavailable: MCP server {spec.server} {exc}"
+            return ToolOutcome(qualified, args, False, "", error, ms=_ms(clock), started_at=started)
         except TimeoutError:
             error = f"tool {qualified} timed out after {timeout_s:g} s"
             return ToolOutcome(qualified, args, False, "", error, ms=_ms(clock), started_at=started)
         except Exception as exc:  # a crashed server or a bad argument
-            error = f"tool {qualified} failed: {_exception_text(exc)}"
+            error = f"tool {qualified} failed: {exception_text(exc)}"
             return ToolOutcome(qualified, args, False, "", error, ms=_ms(clock), started_at=started)
         text = _content_text(message)
         structured = (message.artifact or {}).get("structured_content") if message.artifact else None
@@ -203,9 +184,3 @@ def _json_object(text: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def _exception_text(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_exception_text(inner) for inner in exc.exceptions)
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -1,8 +1,9 @@
-"""Stopping the server subprocesses that tests start."""
+"""Stopping the server subprocesses that tests start, and finding the ones left behind."""
 
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 
 def stop_process(proc: subprocess.Popen, timeout_s: float = 10) -> None:
@@ -13,3 +14,16 @@ def stop_process(proc: subprocess.Popen, timeout_s: float = 10) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def processes_with(marker: str) -> list[int]:
+    """Ids of the live processes whose command line contains ``marker`` (read from ``/proc``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
+        except OSError:  # gone meanwhile
+            continue
+        if marker.encode() in cmdline.replace(b"\0", b" "):
+            found.append(int(entry.name))
+    return found
