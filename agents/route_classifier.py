@@ -29,7 +29,7 @@ from agents.facets import delexicalize
 if TYPE_CHECKING:
     import numpy as np
 
-    from tools.index.embedder import Embedder
+    from tools.index.embedder import TextEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def load_examples() -> list[tuple[str, Label]]:
 class RouteClassifier:
     """k-nearest-neighbour routing over embedded example queries (embedded once, on first use)."""
 
-    def __init__(self, embedder: Embedder, examples: list[tuple[str, Label]] | None = None) -> None:
+    def __init__(self, embedder: TextEmbedder, examples: list[tuple[str, Label]] | None = None) -> None:
         """Classify with ``embedder`` against ``examples`` (default: the shipped ones)."""
         self.embedder = embedder
         self.examples = examples if examples is not None else load_examples()
@@ -109,10 +109,14 @@ _shared: RouteClassifier | None = None
 
 
 def shared_classifier() -> RouteClassifier:
-    """The process-wide classifier over the shared embedder (the examples are embedded once)."""
+    """The process-wide classifier (the examples are embedded once).
+
+    Its embeddings come from the long-lived document server when one runs (the CLI starts it), so
+    the process never loads MiniLM itself; otherwise from the in-process model.
+    """
     global _shared
     if _shared is None:
-        from tools.index.embedder import shared_embedder
+        from tools.index.remote_embedder import routing_embedder
 
-        _shared = RouteClassifier(shared_embedder())
+        _shared = RouteClassifier(routing_embedder())
     return _shared

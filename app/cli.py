@@ -29,6 +29,8 @@ from rich.progress import (
 )
 
 from app.bench_cli import register as register_bench
+from app.docs_cli import register as register_docs
+from app.docs_cli import use_docs_server
 from app.eval_cli import register as register_eval
 from app.index_cli import register as register_index
 from app.models_cli import register as register_models
@@ -159,6 +161,7 @@ async def ask(args: argparse.Namespace) -> int:
         connections = load_connections(settings.mcp_config)
         if not indexed and connections.get("docsearch", {}).get("args") == ["-m", DOCSEARCH_MODULE]:
             del connections["docsearch"]  # the bundled one would only serve the half-built index
+        await use_docs_server(connections, settings, console)
         async with open_run(settings, connections=connections, status=console.status) as run:
             for server, error in run.tools.server_errors.items():
                 console.print(f"[yellow]MCP server {server} unavailable:[/] {error}")
@@ -221,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask_parser.set_defaults(func=lambda args: asyncio.run(ask(args)))
     register_models(sub)
     register_index(sub)
+    register_docs(sub)
     register_eval(sub)
     register_bench(sub)
     return parser

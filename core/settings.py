@@ -10,12 +10,17 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
     db = "~/.local/share/aisearch/threads.sqlite"
     mcp_config = "./mcp.json"
 
+    [docs_server]
+    enabled = true
+    idle_minutes = 30
+
     tool_candidates = 5               # top-level keys
     document_probe_similarity = 0.45
     routing = "cheap"
 
 Environment: ``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_ROUTING``, ``AISEARCH_BUDGET_<NAME>`` (for example
-``AISEARCH_BUDGET_MAX_REPLANS=1``), and the model variables of ``models/config.py``.
+``AISEARCH_BUDGET_MAX_REPLANS=1``), ``AISEARCH_DOCS_SERVER`` (0 turns the long-lived document server
+off), ``AISEARCH_DOCS_SERVER_IDLE_MINUTES``, and the model variables of ``models/config.py``.
 """
 
 from __future__ import annotations
@@ -45,10 +50,18 @@ class Budgets(BaseModel):
     wall_clock_s: float = Field(default=900.0, gt=0)
 
 
+class DocsServer(BaseModel):
+    """The long-lived document server the CLI starts and reuses (``tools/docs_server.py``)."""
+
+    enabled: bool = True
+    idle_minutes: float = Field(default=30.0, gt=0)  # it exits after this long without a request
+
+
 class Settings(ModelSettings):
     """Everything a run needs to know that is not in the question."""
 
     budgets: Budgets = Budgets()
+    docs_server: DocsServer = DocsServer()
     db_path: Path = Path("~/.local/share/aisearch/threads.sqlite").expanduser()
     mcp_config: Path | None = None
     tool_candidates: int = Field(default=5, ge=1)
@@ -79,6 +92,12 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
         if env.get(f"AISEARCH_BUDGET_{name.upper()}"):
             budgets[name] = env[f"AISEARCH_BUDGET_{name.upper()}"]
     values["budgets"] = budgets
+    docs_server = dict(data.get("docs_server", {}))
+    if env.get("AISEARCH_DOCS_SERVER"):
+        docs_server["enabled"] = env["AISEARCH_DOCS_SERVER"].strip()  # 0/1, true/false, on/off
+    if env.get("AISEARCH_DOCS_SERVER_IDLE_MINUTES"):
+        docs_server["idle_minutes"] = env["AISEARCH_DOCS_SERVER_IDLE_MINUTES"]
+    values["docs_server"] = docs_server
     paths = data.get("paths", {})
     db = env.get("AISEARCH_DB") or paths.get("db")
     if db:

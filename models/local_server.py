@@ -253,13 +253,13 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
-def _is_our_server(pid: int, config: str) -> bool:
-    """Whether ``pid`` is a server started with our config file (guards against pid reuse)."""
+def is_our_process(pid: int, argument: str) -> bool:
+    """Whether ``pid`` was started with ``argument`` on its command line (guards against pid reuse)."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return pid_alive(pid)
-    return config.encode() in cmdline
+    return argument.encode() in cmdline
 
 
 def _state_usable(state: dict[str, Any]) -> bool:
@@ -267,12 +267,13 @@ def _state_usable(state: dict[str, Any]) -> bool:
     return (
         pid > 0
         and pid_alive(pid)
-        and _is_our_server(pid, str(state.get("config", "")))
+        and is_our_process(pid, str(state.get("config", "")))
         and port_open(state["host"], int(state["port"]))
     )
 
 
-def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last ``lines`` lines of a server's log file (for error messages)."""
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
@@ -292,7 +293,8 @@ def health(base_url: str, timeout_s: float = 5.0) -> list[str] | None:
         return None
 
 
-def _terminate(pid: int, timeout_s: float) -> None:
+def terminate(pid: int, timeout_s: float) -> None:
+    """SIGTERM ``pid``, then SIGKILL if it still runs after ``timeout_s`` seconds; wait until it is gone."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
@@ -343,16 +345,16 @@ def _wait_healthy(
         if proc.poll() is not None:
             raise LocalServerError(
                 f"the local model server exited with code {proc.returncode} while starting; "
-                f"last lines of {log_path}:\n{_log_tail(log_path)}"
+                f"last lines of {log_path}:\n{log_tail(log_path)}"
             )
         ids = health(base_url, timeout_s=2.0)
         if ids is not None and set(aliases) <= set(ids):
             return
         time.sleep(0.25)
-    _terminate(proc.pid, 10.0)
+    terminate(proc.pid, 10.0)
     raise LocalServerError(
         f"the local model server did not become healthy within {timeout_s:.0f} s "
-        f"(local.start_timeout_s); last lines of {log_path}:\n{_log_tail(log_path)}"
+        f"(local.start_timeout_s); last lines of {log_path}:\n{log_tail(log_path)}"
     )
 
 
@@ -418,9 +420,9 @@ def _reusable(state: dict[str, Any] | None, settings: ModelSettings, models: dic
 def _stop_recorded(state: dict[str, Any], timeout_s: float) -> bool:
     pid = int(state.get("pid", 0))
     stopped = False
-    if pid > 0 and pid_alive(pid) and _is_our_server(pid, str(state.get("config", ""))):
+    if pid > 0 and pid_alive(pid) and is_our_process(pid, str(state.get("config", ""))):
         log.info("stopping the local model server (pid %d)", pid)
-        _terminate(pid, timeout_s)
+        terminate(pid, timeout_s)
         stopped = True
     _clear_state()
     return stopped

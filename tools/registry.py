@@ -30,7 +30,7 @@ class ServerConfigError(ValueError):
     """The MCP server configuration is malformed."""
 
 
-def _child_env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     """Environment for stdio servers: what MCP passes by default plus aisearch's own settings."""
     from mcp.client.stdio import get_default_environment
 
@@ -60,7 +60,7 @@ def bundled_connections() -> dict[str, dict[str, Any]]:
     if have_document_index():
         modules["docsearch"] = DOCSEARCH_MODULE
     return {
-        name: {"transport": "stdio", "command": sys.executable, "args": ["-m", module], "env": _child_env()}
+        name: {"transport": "stdio", "command": sys.executable, "args": ["-m", module], "env": child_env()}
         for name, module in modules.items()
     }
 
@@ -75,7 +75,7 @@ def normalize_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
         raise ServerConfigError(f"mcpServers.{name} must be an object, got {type(entry).__name__}")
     transport = entry.get("transport") or entry.get("type")
     if "command" in entry:
-        env = {**_child_env(), **entry.get("env", {})}
+        env = {**child_env(), **entry.get("env", {})}
         connection = {"transport": "stdio", "command": entry["command"], "args": list(entry.get("args", []))}
         connection["env"] = env
         if entry.get("cwd"):

