@@ -33,6 +33,8 @@ os.environ.setdefault("LANGSMITH_TRACING", "false")
 os.environ["AISEARCH_INDEX_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-index-")
 os.environ["AISEARCH_DOCSEARCH_DEFAULT_BUILD"] = "0"
 os.environ["AISEARCH_DOCSEARCH_WARMUP"] = "0"
+# CLI runs in tests start docsearch over stdio; tests/test_docs_server.py turns the long-lived one on
+os.environ["AISEARCH_DOCS_SERVER"] = "0"
 
 
 def make_settings(routing: str = "llm", **budgets: Any) -> Settings:

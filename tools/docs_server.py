@@ -53,6 +53,7 @@ from models.local_server import (
 from tools.index.jsonfiles import read_json, write_json
 from tools.index.paths import default_index_dir
 from tools.registry import DOCSEARCH_MODULE, child_env
+from tools.servers.idle_http import RETIRE_PATH
 
 log = logging.getLogger(__name__)
 
@@ -273,6 +274,23 @@ def _stop_recorded(directory: Path, state: dict[str, Any], timeout_s: float) -> 
     return stopped
 
 
+def _replace(directory: Path, state: dict[str, Any]) -> None:
+    """Make way for a new server: a live stale one is retired (it exits once the runs that use it
+    are done), one that does not answer is stopped; either way its record goes."""
+    if _alive(state):
+        log.warning(
+            "the document server (pid %s) serves older code or index state; replacing it", state["pid"]
+        )
+        try:
+            httpx.post(f"{state['url']}{RETIRE_PATH}", timeout=2.0).raise_for_status()
+        except httpx.HTTPError:
+            _stop_recorded(directory, state, 10.0)
+            return
+        (directory / "state.json").unlink(missing_ok=True)
+        return
+    _stop_recorded(directory, state, 10.0)
+
+
 def ensure_docs_server(
     *,
     idle_s: float,
@@ -301,12 +319,7 @@ def ensure_docs_server(
         if state and _alive(state) and state.get("fingerprint") == wanted:
             return state, False
         if state:
-            if _alive(state):
-                log.warning(
-                    "the document server (pid %s) serves older code or index state; replacing it",
-                    state["pid"],
-                )
-            _stop_recorded(directory, state, 10.0)
+            _replace(directory, state)
         return _start(directory, index, idle_s, start_timeout_s, cancel), True
 
 
