@@ -15,7 +15,6 @@ import threading
 import time
 from typing import Any
 
-from filelock import Timeout
 from rich.console import Console
 
 from app.commands import Handler, echo, guarded
@@ -77,7 +76,7 @@ async def use_docs_server(
     except asyncio.CancelledError:
         cancel.set()
         raise
-    except (DocsServerError, OSError, Timeout) as exc:
+    except (DocsServerError, OSError) as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         console.print(
             f"[yellow]document server unavailable[/] ({first_line}); docsearch starts for this run only",
@@ -93,7 +92,7 @@ async def use_docs_server(
 
 def _guard(handler: Handler) -> Handler:
     """Turn the expected errors into a one-line message on stderr and exit code 1."""
-    return guarded(handler, (DocsServerError, ConfigError, Timeout), code=1, prefix="error: ")
+    return guarded(handler, (DocsServerError, ConfigError, OSError), code=1, prefix="error: ")
 
 
 def cmd_docs_start(args: argparse.Namespace) -> int:

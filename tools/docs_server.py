@@ -211,7 +211,12 @@ def _wait_healthy(
 
 
 def _start(
-    directory: Path, index: Path, idle_s: float, timeout_s: float, cancel: threading.Event | None
+    directory: Path,
+    index: Path,
+    wanted: dict[str, Any],
+    idle_s: float,
+    timeout_s: float,
+    cancel: threading.Event | None,
 ) -> dict[str, Any]:
     for attempt in range(3):
         port = free_port(HOST)
@@ -237,7 +242,7 @@ def _start(
             "log": str(directory / "server.log"),
             "started_at": time.time(),
             "start_seconds": round(time.monotonic() - started, 2),
-            "fingerprint": fingerprint(index),
+            "fingerprint": wanted,  # taken before the start: an index changed meanwhile replaces it
         }
         write_json(directory / "state.json", state)
         log.info("document server ready after %.1f s", state["start_seconds"])
@@ -320,7 +325,7 @@ def ensure_docs_server(
             return state, False
         if state:
             _replace(directory, state)
-        return _start(directory, index, idle_s, start_timeout_s, cancel), True
+        return _start(directory, index, wanted, idle_s, start_timeout_s, cancel), True
 
 
 def stop_docs_server(index_dir: Path | None = None, timeout_s: float = 10.0) -> bool:
@@ -344,6 +349,5 @@ def docs_server_status(index_dir: Path | None = None) -> dict[str, Any]:
     if running:
         result["uptime_s"] = round(time.time() - float(state.get("started_at", time.time())), 1)
         result["current"] = state.get("fingerprint") == fingerprint(index_dir)
-    with contextlib.suppress(KeyError):
-        del result["fingerprint"]
+    result.pop("fingerprint", None)
     return result
