@@ -83,7 +83,8 @@ class LocalServerSettings(BaseModel):
 
     ``chat_format``: llama-cpp-python chat handler (``chatml-function-calling`` gives OpenAI
     ``tool_calls`` and JSON-schema ``response_format``). ``keep_running``: leave a server that a
-    one-shot command started running for reuse. ``resident_models``: keep every served model loaded
+    one-shot command started running for reuse, until it has had no request for ``idle_minutes``
+(it then exits and gives its memory back; the next run starts it again). ``resident_models``: keep every served model loaded
     (no reload when roles alternate). ``gguf``: alias -> path of your own GGUF files
     (``[local.gguf]`` or ``AISEARCH_LOCAL_GGUF="alias=path;alias2=path"``); a role's ``model`` may
     also be a path to a ``.gguf`` file. See ``models/local_server.py``.
@@ -95,6 +96,7 @@ class LocalServerSettings(BaseModel):
     n_ctx: int = Field(default=4096, ge=512)
     prompt_cache_bytes: int = Field(default=1 << 30, ge=0)  # per model; 0 turns the prompt cache off
     start_timeout_s: float = Field(default=180.0, gt=0)
+    idle_minutes: float = Field(default=30.0, ge=0)  # exit after this long without a request; 0: never
     chat_format: str = "chatml-function-calling"
     keep_running: bool = True
     resident_models: bool = True

@@ -207,7 +207,12 @@ def _fingerprint(settings: ModelSettings, models: dict[str, Path]) -> dict[str, 
     config.pop("port")
     return {
         "models": {alias: str(path) for alias, path in models.items()},
-        "options": {**config, "model_options": options, "resident_models": settings.local.resident_models},
+        "options": {
+            **config,
+            "model_options": options,
+            "resident_models": settings.local.resident_models,
+            "idle_minutes": settings.local.idle_minutes,
+        },
         "server": SERVER_REVISION,
     }
 
@@ -322,6 +327,8 @@ def _spawn(
     cmd = [sys.executable, "-m", LAUNCHER_MODULE, "--config_file", str(config)]
     if not settings.local.resident_models:
         cmd.append("--swap-models")
+    if settings.local.idle_minutes > 0:
+        cmd += ["--idle-minutes", str(settings.local.idle_minutes)]
     with open(log_path, "ab") as log_fh:
         log_fh.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n".encode())
         log_fh.flush()

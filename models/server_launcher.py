@@ -3,13 +3,14 @@
 ``models/local_server.py`` (the manager) starts this module detached. It runs llama-cpp-python's
 server (``llama_cpp.server``) with two changes: every served model stays loaded (the stock proxy
 unloads one model to load another whenever the requested alias changes) unless ``--swap-models``
-is given, and the prompt cache is bounded by the bytes it really holds (``models/server_cache.py``).
+is given, the prompt cache is bounded by the bytes it really holds (``models/server_cache.py``),
+and with ``--idle-minutes N`` it exits after N minutes without a request (``models/idle_http.py``),
+so a server nobody uses gives its memory back; the manager starts a new one on the next run.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 
@@ -43,11 +44,14 @@ def make_models_resident() -> None:
 
 
 def serve_main(argv: list[str] | None = None) -> None:
-    """Entry of the server process: ``python -m models.server_launcher --config_file PATH [--swap-models]``."""
+    """Entry of the server process: ``python -m models.server_launcher --config_file PATH [...]``."""
     parser = argparse.ArgumentParser(prog="python -m models.server_launcher")
     parser.add_argument("--config_file", required=True)
     parser.add_argument(
         "--swap-models", action="store_true", help="stock behaviour: one model loaded at a time"
+    )
+    parser.add_argument(
+        "--idle-minutes", type=float, default=0.0, help="exit after this long without a request (0: never)"
     )
     args = parser.parse_args(argv)
     if not args.swap_models:
@@ -55,10 +59,27 @@ def serve_main(argv: list[str] | None = None) -> None:
     from models.server_cache import install
 
     install()  # a prompt cache bounded by the bytes it really holds
-    from llama_cpp.server.__main__ import main
+    from llama_cpp.server.app import create_app
+    from llama_cpp.server.settings import ConfigFileSettings, ServerSettings
 
-    sys.argv = [sys.argv[0], "--config_file", args.config_file]
-    main()
+    with open(args.config_file, "rb") as handle:
+        config = ConfigFileSettings.model_validate_json(handle.read())
+    server = ServerSettings.model_validate(config)
+    app = create_app(server_settings=server, model_settings=config.models)
+    if args.idle_minutes > 0:
+        import anyio
+
+        from models.idle_http import serve_until_idle
+
+        anyio.run(
+            lambda: serve_until_idle(
+                app, host=server.host, port=server.port, idle_s=args.idle_minutes * 60, log_level="info"
+            )
+        )
+    else:
+        import uvicorn
+
+        uvicorn.run(app, host=server.host, port=server.port)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from agents.route_classifier import RouteClassifier, load_examples
+from models.idle_http import RETIRE_S
 from models.local_server import pid_alive as alive
 from tests.conftest import FIXED_NOW, REPO
 from tests.support.fake_openai import fake_openai
@@ -38,7 +39,6 @@ from tools.hub import ToolHub
 from tools.index.embedder import shared_embedder
 from tools.index.remote_embedder import RemoteEmbedder, routing_embedder
 from tools.registry import DOCSEARCH_MODULE
-from tools.servers.idle_http import RETIRE_S
 
 IDLE_S = 300.0  # long enough for a test, short enough that a leftover goes away by itself
 QUESTION = "When did the Kestrel Bridge open?"

@@ -149,3 +149,32 @@ def test_small_model_native_tool_call(client: Any) -> None:
     arguments = json.loads(calls[0].function.arguments)
     jsonschema.validate(arguments, CALCULATOR["function"]["parameters"])
     assert arithmetic(arguments["expression"]) == 17 * 23 + 4
+
+
+def test_an_idle_server_exits_and_the_next_run_starts_it_again(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from models.local_server import ensure_server_state, pid_alive, stop_server
+
+    monkeypatch.setenv("AISEARCH_CACHE_DIR", str(tmp_path / "server-cache"))
+    settings = load_settings(env={})
+    gguf = {alias: str(model_path(alias)) for alias in REGISTRY}
+    settings.local = LocalServerSettings(**{**settings.local.model_dump(), "gguf": gguf, "idle_minutes": 0.05})
+    try:
+        first, started = ensure_server_state(settings)
+        assert started
+        from openai import OpenAI
+
+        client = OpenAI(base_url=first["base_url"], api_key="local", timeout=120, max_retries=0)
+        assert chat(client, SMALL, "Say OK.", max_tokens=2).choices[0].message.content
+        deadline = time.monotonic() + 60
+        while pid_alive(int(first["pid"])) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not pid_alive(int(first["pid"])), "3 s without a request: the server exits by itself"
+
+        second, started_again = ensure_server_state(settings)
+        assert started_again and second["pid"] != first["pid"], "the next run starts a new one"
+    finally:
+        stop_server(timeout_s=10)

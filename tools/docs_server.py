@@ -41,6 +41,7 @@ from filelock import FileLock, Timeout
 
 import tools
 from models.assemble import cache_dir
+from models.idle_http import RETIRE_PATH
 from models.local_server import (
     ADDRESS_IN_USE,
     free_port,
@@ -53,7 +54,6 @@ from models.local_server import (
 from tools.index.jsonfiles import read_json, write_json
 from tools.index.paths import default_index_dir
 from tools.registry import DOCSEARCH_MODULE, child_env
-from tools.servers.idle_http import RETIRE_PATH
 
 log = logging.getLogger(__name__)
 

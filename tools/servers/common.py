@@ -28,14 +28,14 @@ def serve(mcp: FastMCP, args: argparse.Namespace, *, idle_s: float = 0.0) -> Non
     """Run ``mcp`` as the parsed arguments say; a non-loopback host is allowed but logged.
 
     Over streamable HTTP with ``idle_s > 0`` the server exits after that many seconds without a
-    request (``tools/servers/idle_http.py``).
+    request (``models/idle_http.py``).
     """
     mcp.settings.host, mcp.settings.port = args.host, args.port
     if args.host not in LOOPBACK:
         log.warning("serving on %s: the server is reachable from other machines", args.host)
         mcp.settings.transport_security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     if args.transport == "streamable-http" and idle_s > 0:
-        from tools.servers.idle_http import serve_until_idle
+        from models.idle_http import serve_until_idle
 
         app = mcp.streamable_http_app()
         run = partial(serve_until_idle, app, host=args.host, port=args.port, idle_s=idle_s)

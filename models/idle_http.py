@@ -1,7 +1,7 @@
-"""Serve an MCP server's HTTP app until it has been idle for a while, then exit.
+"""Serve an HTTP app until it has been idle for a while, then exit.
 
-A long-lived server that nobody stops (the document server the CLI starts and reuses) must not
-hold its memory forever: it exits after ``idle_s`` seconds with no request in flight. A request in
+A long-lived server that nobody stops (the local model server and the document server, which the
+CLI starts and reuses) must not hold its memory forever: it exits after ``idle_s`` seconds with no request in flight. A request in
 flight counts as activity for as long as it lasts, so a client that holds an MCP session open (its
 event stream is one long GET) keeps the server alive, however long it waits between tool calls.
 
