@@ -50,7 +50,7 @@ STRATEGY_NODES: dict[str, StrategyNode] = {
     "serial": "serial_search",
 }
 LINK_TOOL = "follow_links"  # a search server's tool for the documents its passages name
-FIRST_HOP_K = 3  # passages of a serial search's first hop when the link hop follows it
+FIRST_HOP_K = 3  # the first hop's top passages whose links the link hop follows
 LINK_K = 2  # passages of the link hop
 FACET_K = 2  # passages per entity branch of a parallel search
 HOP_K = 3  # passages per later hop of a serial search (a bridge entity's article is in its top 2)
@@ -212,9 +212,10 @@ async def serial_search(
 ) -> Command[Literal["serial_search", "next_hop", "writer"]]:
     """Serial: run the next hop (the first searches the question itself).
 
-    When the search server can follow links, the second hop takes the documents the first hop's
-    passages name (no model call); otherwise, and after it, the model names the next search
-    (``next_hop``).
+    When the search server can follow links, the second hop takes the documents that the first
+    hop's top passages name (no model call), and the Writer reads those top passages, the linked
+    ones and, while fewer than ``search_k``, the first hop's next ones; otherwise, and after it,
+    the model names the next search (``next_hop``).
     """
     run = await current_run(runtime)
     tools = search_tools(state, run)
@@ -223,12 +224,11 @@ async def serial_search(
     plan = current_plan(state)
     tasks = list(plan.tasks) if plan else []
     query = state.get("next_query") if tasks else None
+    results = state.get("results", {})
     if not tasks:
-        search_k = run.settings.budgets.search_k
-        first_k = min(FIRST_HOP_K, search_k) if tools.follow else search_k
-        task = search_task("h1", _query(state), tools, k=first_k)
+        task = search_task("h1", _query(state), tools, k=run.settings.budgets.search_k)
     elif tools.follow and all(t.tool != tools.follow for t in tasks):
-        found = state.get("results", {}).get(tasks[-1].id, {}).get("evidence_ids", [])
+        found = results.get(tasks[-1].id, {}).get("evidence_ids", [])[:FIRST_HOP_K]
         task = follow_task(f"h{len(tasks) + 1}", _query(state), tools, tasks[-1].id, found)
     elif query:
         task = search_task(f"h{len(tasks) + 1}", query, tools, k=HOP_K, deps=[tasks[-1].id])
@@ -237,10 +237,27 @@ async def serial_search(
     update = publish(Plan(tasks=[*tasks, task], version=1), "single" if not tasks else "augment")
     update |= await run_search(run, task, 1)
     found_now = update["results"][task.id]["evidence_ids"]
+    if task.tool == tools.follow and tasks:
+        first = results[tasks[-1].id]
+        kept = passages_beside_links(first["evidence_ids"], found_now, run.settings.budgets.search_k)
+        update["results"][first["task_id"]] = {**first, "evidence_ids": kept}
     link_next = tools.follow is not None and not tasks and bool(found_now)
     return Command(goto="serial_search" if link_next else "next_hop", update=update | {
         "waves": state.get("waves", 0) + 1, "next_query": None,
     })  # fmt: skip
+
+
+def passages_beside_links(first: list[str], linked: list[str], total: int) -> list[str]:
+    """The first hop's passages the Writer reads beside the linked ones.
+
+    Its top ``FIRST_HOP_K`` (what the links were followed from), then as many of its next ones as
+    fit in ``total`` beside the linked passages: when the passages name few indexed documents, the
+    Writer still reads as many passages as a direct search gives.
+    """
+    top = first[:FIRST_HOP_K]
+    room = total - len(set(top) | set(linked))
+    rest = [pid for pid in first[FIRST_HOP_K:] if pid not in linked]
+    return top + rest[: max(room, 0)]
 
 
 def hop_query(reply: str, question: str, asked: list[str]) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import httpx
 import openai
 
+from agents.strategies import passages_beside_links
 from core.run import RunContext
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import MASTER, WRITER, assessment
@@ -205,3 +206,27 @@ async def test_a_failed_hop_decision_still_answers_from_the_first_hop(
     assert path[-2:] == ["next_hop", "writer"] and searched(state) == [BRIDGE]
     assert state["answer"]["short"] == "Dunmore"
     assert any("further search step" in gap for gap in state["answer"]["missing"])
+
+
+def test_beside_few_links_the_writer_still_reads_a_direct_search_worth_of_passages() -> None:
+    first = ["a", "b", "c", "d", "e"]
+    assert passages_beside_links(first, ["x", "y"], total=5) == ["a", "b", "c"], "3 + 2 linked"
+    assert passages_beside_links(first, ["x"], total=5) == ["a", "b", "c", "d"], "one link: one more"
+    assert passages_beside_links(first, [], total=5) == first, "no links: the direct search's five"
+    assert passages_beside_links(first, ["d"], total=5) == ["a", "b", "c", "e"], "no passage twice"
+
+
+async def test_serial_reads_the_first_hops_top_passages_and_their_links(team: Team, hotpot_hub: ToolHub) -> None:
+    team["master"].on(MASTER, assessment("complex", "serial", resolved=BRIDGE))
+    team["writer"].on(WRITER, "Answer: Dunmore\nBecause: She was born in Dunmore [1].")
+
+    state, _, _ = await run(team.resources(hotpot_hub, make_settings(routing="llm", search_k=5)), BRIDGE)
+
+    first, linked = state["results"]["h1"], state["results"]["h2"]
+    again = await hotpot_hub.call("docsearch.search", {"query": BRIDGE, "k": 5}, timeout_s=30)
+    searched_ids = [r["id"] for r in again.structured["results"]]
+    assert first["tool_calls"][0]["args"]["k"] == 5 and len(searched_ids) == 5
+    assert state["plan"]["tasks"][1]["args"]["passage_ids"] == searched_ids[:3], "links of the top 3"
+    assert first["evidence_ids"][:3] == searched_ids[:3]
+    assert len(first["evidence_ids"]) + len(linked["evidence_ids"]) <= 5, "no more than a direct search"
+    assert not set(first["evidence_ids"]) & set(linked["evidence_ids"])
