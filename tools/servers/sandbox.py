@@ -1,22 +1,27 @@
-"""Run untrusted Python code in a sandboxed subprocess.
+"""Run untrusted Python code in a sandboxed subprocess; the isolation comes from the operating system.
 
-The code runs in a fresh ``sys.executable -I -B`` process, in its own session (process group), with a
-fresh temporary directory as its working directory (deleted afterwards). The child program
-(``tools/servers/sandbox_child.py``, standard library only) prepares itself before the user code runs:
+The code runs in a fresh ``sys.executable -I -B`` process (``tools/servers/sandbox_child.py``, standard
+library only) in a session of its own, with a clean environment (``PATH``, ``HOME``, ``TMPDIR``,
+``LANG``: no ``AISEARCH_*`` setting, no key). Its layers, each described in its file:
 
-* resource limits: ``RLIMIT_AS`` (memory), ``RLIMIT_CPU`` (CPU seconds), ``RLIMIT_FSIZE`` (file
-  size), no core dumps;
-* a private, empty network namespace when the kernel allows it (``unshare(CLONE_NEWNET)``; silently
-  skipped otherwise);
-* an audit hook (``sys.addaudithook``, PEP 578) that refuses sockets and other network access, file
-  writes outside the temporary directory, process creation (``subprocess``, ``os.system``,
-  ``os.exec*``, ``os.spawn*``, ``os.posix_spawn``, ``os.fork``), signalling other processes, raising
-  resource limits, ``ctypes`` and heap introspection through ``gc``.
+* Linux namespaces (``sandbox_os.py``): a PID namespace (the code sees only its own processes, and
+  they all die with it), a mount namespace (a fresh ``/proc``; every top-level directory but
+  ``/usr``, ``/bin``, ``/lib*``, ``/etc`` and ``/dev`` is an empty tmpfs; the Python installation is
+  bound back read-only; the working directory is a private tmpfs), a network namespace (no network
+  at all), and a user namespace when the server does not run as root;
+* no privilege: root becomes ``nobody``, in a user namespace every capability is dropped, and
+  ``no_new_privs`` is set;
+* resource limits: memory (``RLIMIT_AS``), CPU seconds, file size, open files, processes
+  (``RLIMIT_NPROC``), no core dumps;
+* a seccomp filter: ``execve`` and process creation fail (threads work);
+* an audit hook (``sandbox_hook.py``) with clear messages, a tripwire on top.
 
-The parent enforces a wall-clock timeout (it kills the whole process group), caps the captured
-output, and reads a small JSON result from a dedicated pipe. Nothing is ever evaluated in the
-parent. Audit hooks are a tripwire rather than a hard security boundary (PEP 578 says so); the
-hard limits are the separate process, the resource limits, the network namespace and the timeout.
+The parent enforces the wall-clock timeout: it kills the child's process group; the supervisor and
+the init die with their parent (parent-death signal), and the kernel kills every process of a PID
+namespace when its init dies, so nothing outlives a run, a timeout or the server itself. A
+mechanism the OS refuses is logged once as a warning naming what is missing
+(``AISEARCH_SANDBOX_NAMESPACES=0`` turns the namespaces off on purpose). Nothing is ever evaluated in
+the parent.
 """
 
 from __future__ import annotations
@@ -34,6 +39,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.servers import sandbox_child
+
+NAMESPACES_ENV = "AISEARCH_SANDBOX_NAMESPACES"
+FILE_MB = 64
+NPROC = 32
+_warned: set[str] = set()
 
 logger = logging.getLogger(__name__)
 
@@ -54,12 +64,14 @@ class SandboxResult:
         stdout: What the code printed (stdout and stderr), capped, with a note when truncated.
         value: ``repr`` of the last expression when the code ends in one (like a REPL), else None.
         error: A short, specific error message when ``ok`` is False, else None.
+        missing: The isolation mechanisms the OS refused for this run (empty when all held).
     """
 
     ok: bool
     stdout: str
     value: str | None
     error: str | None
+    missing: tuple[str, ...] = ()
 
 
 class _Drain(threading.Thread):
@@ -98,31 +110,60 @@ def _child_env(workdir: str) -> dict[str, str]:
     }
 
 
+def namespaces_enabled() -> bool:
+    """Whether the sandbox asks for Linux namespaces (``AISEARCH_SANDBOX_NAMESPACES=0`` turns them off)."""
+    return os.environ.get(NAMESPACES_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _warn_missing(missing: tuple[str, ...]) -> None:
+    for what in missing:
+        if what not in _warned:
+            _warned.add(what)
+            logger.warning(
+                "python sandbox is WEAKER than designed: %s; see the README's security section for "
+                "what the sandbox still guarantees without it",
+                what,
+            )
+
+
 def run_sandboxed(
     code: str,
     *,
     timeout_s: float = 5.0,
     memory_mb: int = 256,
     max_output: int = MAX_OUTPUT_BYTES,
+    namespaces: bool | None = None,
+    seccomp: bool = True,
+    audit_hook: bool = True,
+    nproc: int = NPROC,
 ) -> SandboxResult:
     """Run ``code`` in a sandboxed Python subprocess and report what happened.
 
     Args:
         code: Python source. If it ends in an expression, its ``repr`` is returned as ``value``.
         timeout_s: Wall-clock limit in seconds; the process group is killed when it runs out.
-        memory_mb: Address-space limit of the child process in megabytes.
+        memory_mb: Address-space limit of each sandboxed process in megabytes.
         max_output: Maximum number of bytes of output kept; the rest is dropped with a note.
+        namespaces: Use Linux namespaces (default: unless ``AISEARCH_SANDBOX_NAMESPACES=0``).
+        seccomp: Install the seccomp filter against exec and fork (the tests turn layers off to
+            show that each remaining one holds alone).
+        audit_hook: Install the audit hook.
+        nproc: ``RLIMIT_NPROC`` of the code.
 
     Returns:
         A ``SandboxResult``; failures are reported in ``error``, never raised.
     """
     cpu_s = max(1, int(timeout_s + 0.999)) + 1
+    with_ns = namespaces_enabled() if namespaces is None else namespaces
     with tempfile.TemporaryDirectory(prefix="aisearch-sandbox-", ignore_cleanup_errors=True) as workdir:
         result_r, result_w = os.pipe()
-        cmd = [
-            sys.executable, "-I", "-B", str(CHILD),
-            str(result_w), str(int(memory_mb)), str(cpu_s), str(max_output),
-        ]  # fmt: skip
+        status_r, status_w = os.pipe()
+        config = {
+            "result_fd": result_w, "status_fd": status_w, "parent": os.getpid(), "workdir": workdir,
+            "memory_mb": int(memory_mb), "cpu_s": cpu_s, "cap": max_output, "file_mb": FILE_MB,
+            "nproc": int(nproc), "namespaces": with_ns, "seccomp": seccomp, "hook": audit_hook,
+        }  # fmt: skip
+        cmd = [sys.executable, "-I", "-B", str(CHILD), json.dumps(config)]
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -132,21 +173,24 @@ def run_sandboxed(
                 stderr=subprocess.STDOUT,
                 cwd=workdir,
                 env=_child_env(workdir),
-                pass_fds=(result_w,),
+                pass_fds=(result_w, status_w),
                 start_new_session=True,
             )
         except OSError as exc:
             os.close(result_r)
+            os.close(status_r)
             logger.exception("could not start the sandbox process")
             return SandboxResult(False, "", None, f"could not start the sandbox: {exc}")
         finally:
             os.close(result_w)
+            os.close(status_w)
         assert proc.stdin is not None and proc.stdout is not None
         out = _Drain(os.dup(proc.stdout.fileno()), max_output)
         res = _Drain(result_r, _MAX_RESULT_BYTES)
+        status = _Drain(status_r, _MAX_RESULT_BYTES)
         proc.stdout.close()
-        out.start()
-        res.start()
+        for drain in (out, res, status):
+            drain.start()
         try:
             proc.stdin.write(code.encode("utf-8", "replace"))
             proc.stdin.close()
@@ -157,14 +201,25 @@ def run_sandboxed(
             proc.wait(timeout=max(0.0, timeout_s - (time.monotonic() - started)))
         except subprocess.TimeoutExpired:
             timed_out = True
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
-        out.join(timeout=2.0)
-        res.join(timeout=2.0)
-    return _build_result(proc.returncode, timed_out, out, res, timeout_s, memory_mb)
+        _kill_group(proc.pid)
+        proc.wait()
+        for drain in (out, res, status):
+            drain.join(timeout=2.0)
+    missing = tuple(line for line in status.data.decode("utf-8", "replace").splitlines() if line)
+    if not with_ns:
+        missing = (f"Linux namespaces are turned off ({NAMESPACES_ENV}=0)", *missing)
+    _warn_missing(missing)
+    result = _build_result(proc.returncode, timed_out, out, res, timeout_s, memory_mb)
+    result.missing = missing
+    return result
+
+
+def _kill_group(pgid: int) -> None:
+    """Kill the sandbox's process group: the supervisor (whose death kills the rest) and its strays."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _build_result(
@@ -180,10 +235,11 @@ def _build_result(
     if timed_out:
         return SandboxResult(False, stdout, None, _format_timeout(timeout_s))
     if isinstance(payload, dict):
-        logger.debug("sandbox finished (network namespace: %s)", payload.get("netns"))
         if payload.get("kind") == "memory":
             return SandboxResult(False, stdout, None, MEMORY_MSG.format(memory=memory_mb))
         return SandboxResult(bool(payload.get("ok")), stdout, payload.get("value"), payload.get("error"))
+    if returncode > 128:  # the supervisor passes on the worker's signal as 128 + its number
+        returncode = -(returncode - 128)
     if returncode == -signal.SIGXCPU:
         return SandboxResult(False, stdout, None, _format_timeout(timeout_s) + " (CPU time limit reached)")
     if returncode < 0:

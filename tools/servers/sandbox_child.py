@@ -1,201 +1,142 @@
-"""The sandbox's child program: ``python -I -B sandbox_child.py RESULT_FD MEMORY_MB CPU_S OUTPUT_CAP``.
+"""The sandbox's child program: ``python -I -B sandbox_child.py CONFIG_JSON`` (standard library only).
 
-``tools/servers/sandbox.py`` starts this file in a fresh process (``-I``: nothing of the project or
-the user's site is importable, so it uses the standard library only) and writes the untrusted code
-to its stdin. Before running the code the child drops its network (a private network namespace
-when the kernel allows it), sets resource limits and installs an audit hook that refuses network
-access, writes outside its working directory, process creation and the like. It runs the code like
-a REPL (the value of a final expression is returned) and writes a JSON result to ``RESULT_FD``.
+``tools/servers/sandbox.py`` starts this file in a fresh process, in a session of its own, with a
+clean environment, and writes the untrusted code to its stdin. Three processes, each with one job:
+
+* the **supervisor** (this process, outside the namespaces): dies with the server (parent-death
+  signal), enters new PID, mount and network namespaces (``sandbox_os.enter_namespaces``; a user
+  namespace too when not root), forks, waits, and kills whatever of the code's processes is left
+  (it is their subreaper when there is no PID namespace);
+* the **init** (PID 1 of the new PID namespace): dies with the supervisor, hides the file system
+  (``sandbox_os.hide_filesystem``), forks the worker and waits for it; when it exits the kernel
+  kills every process left in the namespace, whatever session or process group it moved to;
+* the **worker**: drops its privileges, sets the resource limits, installs the seccomp filter and
+  the audit hook (``sandbox_hook.py``), runs the code like a REPL (the value of a final expression
+  is returned) and writes a JSON result to ``result_fd``.
+
+What could not be set up is written, one line each, to ``status_fd`` (the parent logs it loudly);
+without namespaces the worker is the supervisor's direct child.
 """
 
-import _posixsubprocess
 import ast
 import builtins
 import json
 import os
-import resource
 import signal
-import socket
-import subprocess  # noqa: F401 - loaded before the audit hook, which refuses importing _posixsubprocess
 import sys
 
-try:
-    import ctypes
-except ImportError:
-    ctypes = None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves this directory out
+import sandbox_hook  # noqa: E402
+import sandbox_os  # noqa: E402
 
-NETWORK_MSG = "network access is disabled in the sandbox"
-WRITE_MSG = "writing files outside the sandbox directory is not allowed"
-SPAWN_MSG = "starting processes is not allowed in the sandbox"
+sys.path.pop(0)
+import subprocess  # noqa: E402,F401 - loaded before the audit hook, which refuses importing _posixsubprocess
 
 
-class SandboxViolation(PermissionError):
-    """An action the sandbox refuses."""
-
-
-def _unshare(flags: int) -> bool:
-    if hasattr(os, "unshare"):
-        try:
-            os.unshare(flags)
-            return True
-        except OSError:
-            return False
-    if ctypes is None:
-        return False
+def _report(config: dict, message: str) -> None:
     try:
-        return ctypes.CDLL(None, use_errno=True).unshare(flags) == 0
-    except Exception:
-        return False
+        os.write(config["status_fd"], (message.replace("\n", " ") + "\n").encode())
+    except OSError:
+        pass
 
 
-def _unshare_net() -> bool:
-    # A private network namespace has only a loopback device that is down: no network at all.
-    # Root can create one directly; other users need a user namespace that maps them to themselves.
-    if _unshare(0x40000000):  # CLONE_NEWNET
-        return True
-    uid, gid = os.getuid(), os.getgid()
-    if uid == 0 or not _unshare(0x10000000 | 0x40000000):  # CLONE_NEWUSER | CLONE_NEWNET
-        return False
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+def _exit_code(status: int) -> int:
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def _sweep_descendants() -> None:
+    """Kill every process that was reparented to this subreaper, until none is left."""
+    children = f"/proc/self/task/{os.getpid()}/children"
+    for _ in range(1000):
         try:
-            with open(f"/proc/self/{name}", "w") as fh:
-                fh.write(text)
+            with open(children) as fh:
+                pids = [int(p) for p in fh.read().split()]
         except OSError:
-            pass
-    return True
+            return
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in pids:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
 
 
-def main() -> None:
-    """Prepare the sandbox, run the code from stdin, write the result to the result pipe, exit."""
-    result_fd, memory_mb, cpu_s, cap = (int(a) for a in sys.argv[1:5])
-    code = sys.stdin.buffer.read().decode("utf-8", "replace")
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    sys.stdin = open(0, closefd=False)
-    sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
-    sys.stderr.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
+def supervisor(config: dict, code: str) -> None:
+    """Enter the namespaces, start init (or the worker), wait, clean up, exit with its status."""
+    sandbox_os.die_with_parent(config["parent"])
+    if os.getuid() == 0:  # the code runs as nobody
+        os.chown(config["workdir"], sandbox_os.NOBODY, sandbox_os.NOBODY)
+    in_ns, uid = False, os.getuid()
+    if config["namespaces"]:
+        in_ns, why = sandbox_os.enter_namespaces()
+        if not in_ns:
+            _report(config, f"Linux namespaces are unavailable ({why})")
+    sandbox_os.prctl(sandbox_os.PR_SET_CHILD_SUBREAPER, 1)
+    in_user_ns = in_ns and uid != 0
+    pid = os.fork()
+    if pid == 0:
+        if in_ns:
+            init(config, code, in_user_ns)
+        worker(config, code, in_user_ns)
+    os.close(config["status_fd"])
+    os.close(config["result_fd"])
+    _, status = os.waitpid(pid, 0)
+    _sweep_descendants()
+    os._exit(_exit_code(status))
 
-    root = os.path.realpath(os.getcwd())
-    netns = _unshare_net()
-    limit = memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024 * 1024, 64 * 1024 * 1024))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
-    pid = os.getpid()
-    write_flags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-    net_events = {
-        "urllib.Request",
-        "http.client.connect",
-        "http.client.send",
-        "ftplib.connect",
-        "smtplib.connect",
-        "poplib.connect",
-        "imaplib.open",
-        "nntplib.connect",
-        "telnetlib.Telnet.open",
-        "webbrowser.open",
-    }
-    spawn_events = {
-        "subprocess.Popen",
-        "os.system",
-        "os.fork",
-        "os.forkpty",
-        "os.startfile",
-        "pty.spawn",
-    }
-    spawn_prefixes = ("os.exec", "os.spawn", "os.posix_spawn")
-    write_events = {
-        "os.mkdir": (0,),
-        "os.remove": (0,),
-        "os.rmdir": (0,),
-        "os.rename": (0, 1),
-        "os.symlink": (1,),
-        "os.link": (0, 1),
-        "os.chmod": (0,),
-        "os.chown": (0,),
-        "os.truncate": (0,),
-        "os.utime": (0,),
-        "os.setxattr": (0,),
-        "os.removexattr": (0,),
-        "os.chflags": (0,),
-        "os.lchflags": (0,),
-        "os.lchmod": (0,),
-        "shutil.chown": (0,),
-        "sqlite3.connect": (0,),
-        "sqlite3.connect/handle": (),
-    }
-    blocked = {
-        "resource.setrlimit",
-        "resource.prlimit",
-        "gc.get_objects",
-        "gc.get_referrers",
-        "gc.get_referents",
-        "ctypes.dlopen",
-        "ctypes.dlsym",
-        "ctypes.dlsym/handle",
-        "ctypes.call_function",
-        "ctypes.cdata",
-        "ctypes.PyObj_FromPtr",
-        "ctypes.string_at",
-        "ctypes.wstring_at",
-        "ctypes.addressof",
-        "sys.remote_exec",
-    }
-
-    def inside(path):
-        if isinstance(path, int):
-            return True
+def init(config: dict, code: str, in_user_ns: bool) -> None:
+    """PID 1 of the sandbox: hide the file system, run the worker, reap; exiting kills the rest."""
+    sandbox_os.die_with_parent(0)  # the supervisor is outside this PID namespace: ppid reads 0
+    sandbox_os.prctl(sandbox_os.PR_SET_DUMPABLE, 0)
+    owner = 0 if in_user_ns else sandbox_os.sandbox_uid()
+    try:
+        sandbox_os.hide_filesystem(config["workdir"], owner, config["file_mb"])
+    except OSError as exc:
+        _report(config, f"the file system could not be hidden ({exc})")
+    pid = os.fork()
+    if pid == 0:
+        worker(config, code, in_user_ns)
+    os.close(config["status_fd"])
+    os.close(config["result_fd"])
+    while True:
         try:
-            real = os.path.realpath(os.fsdecode(os.fspath(path)))
-        except (TypeError, ValueError):
-            return False
-        return real == root or real.startswith(root + os.sep) or real == os.devnull
+            done, status = os.wait()
+        except ChildProcessError:
+            os._exit(1)
+        if done == pid:
+            os._exit(_exit_code(status))
 
-    def deny(message):
-        raise SandboxViolation(message)
 
-    _posixsubprocess.fork_exec = lambda *args: deny(SPAWN_MSG)
+def worker(config: dict, code: str, in_user_ns: bool) -> None:
+    """Leave no privilege, set the limits and filters, run the code, write the result, exit."""
+    os.chdir(config["workdir"])
+    root = os.path.realpath(os.getcwd())
+    sandbox_os.drop_privileges(in_user_ns)
+    sandbox_os.die_with_parent(os.getppid())  # after the credentials change, which clears it
+    sandbox_os.set_limits(config["memory_mb"], config["cpu_s"], config["file_mb"], config["nproc"], 64)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    if config["seccomp"]:
+        why = sandbox_os.forbid_exec_and_fork()
+        if why:
+            _report(config, f"no seccomp filter ({why})")
+    os.close(config["status_fd"])
+    if config["hook"]:
+        sandbox_hook.install(root, os.getpid())
+    run(code, config["result_fd"], config["cap"])
 
-    def hook(event, args):
-        if event == "open":
-            path, mode, flags = args
-            if isinstance(path, int) or path is None:
-                return
-            if flags & write_flags:
-                if not inside(path):
-                    deny(WRITE_MSG)
-            elif mode is None and not inside(path) and os.path.isdir(path):
-                deny("opening directories outside the sandbox directory is not allowed")
-        elif event.startswith("socket."):
-            if event == "socket.__new__" and args[1] == socket.AF_UNIX:
-                return  # socketpair(), e.g. asyncio's self-pipe; connect/bind are still refused
-            deny(NETWORK_MSG)
-        elif event in net_events:
-            deny(NETWORK_MSG)
-        elif event in spawn_events or event.startswith(spawn_prefixes):
-            deny(SPAWN_MSG)
-        elif event in write_events:
-            if event.startswith("sqlite3.") and (not args or args[0] in (":memory:", b":memory:", "")):
-                return
-            for i in write_events[event]:
-                if i < len(args) and args[i] is not None and not inside(args[i]):
-                    deny(WRITE_MSG)
-        elif event in ("os.kill", "os.killpg"):
-            if args[0] not in (pid, 0):
-                deny("signalling other processes is not allowed in the sandbox")
-        elif event == "import" and args[0] == "_posixsubprocess":
-            deny(SPAWN_MSG)
-        elif event in blocked:
-            deny(f"{event} is not allowed in the sandbox")
 
-    sys.addaudithook(hook)
-    del hook
-
-    result = {"ok": True, "value": None, "error": None, "kind": None, "netns": netns}
+def run(code: str, result_fd: int, cap: int) -> None:
+    """Run ``code`` like a REPL cell and write ``{"ok", "value", "error", "kind"}`` to ``result_fd``."""
+    result = {"ok": True, "value": None, "error": None, "kind": None}
     ns = {"__name__": "__main__", "__builtins__": builtins}
     try:
         tree = ast.parse(code, "<sandbox>", "exec")
@@ -227,9 +168,9 @@ def main() -> None:
                 line = tb.tb_lineno
             tb = tb.tb_next
         cause, seen = exc, 0
-        while cause is not None and not isinstance(cause, SandboxViolation) and seen < 20:
+        while cause is not None and not isinstance(cause, sandbox_hook.SandboxViolation) and seen < 20:
             cause, seen = cause.__cause__ or cause.__context__, seen + 1
-        if isinstance(cause, SandboxViolation):
+        if isinstance(cause, sandbox_hook.SandboxViolation):
             message, kind = str(cause), "violation"
         else:
             detail = exc.msg if isinstance(exc, SyntaxError) else str(exc)
@@ -250,6 +191,19 @@ def main() -> None:
     except BaseException:
         pass
     os._exit(0)
+
+
+def main() -> None:
+    """Read the configuration and the code, then become the supervisor."""
+    config = json.loads(sys.argv[1])
+    code = sys.stdin.buffer.read().decode("utf-8", "replace")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = open(0, closefd=False)
+    sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
+    sys.stderr.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
+    supervisor(config, code)
 
 
 if __name__ == "__main__":
