@@ -53,7 +53,7 @@ from models.local_server import (
 )
 from tools.index.jsonfiles import read_json, write_json
 from tools.index.paths import default_index_dir
-from tools.registry import DOCSEARCH_MODULE, child_env
+from tools.registry import DOCSEARCH_MODULE, bundled_env
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +117,8 @@ def fingerprint(index_dir: Path | None = None) -> dict[str, Any]:
 
 
 def server_env() -> dict[str, str]:
-    """The server's environment: what MCP passes to its servers plus ``AISEARCH_*``, without secrets."""
-    env = {key: value for key, value in child_env().items() if not SECRET_NAME.search(key)}
+    """The server's environment: what docsearch reads over stdio (``bundled_env``), without secrets."""
+    env = {key: value for key, value in bundled_env("docsearch").items() if not SECRET_NAME.search(key)}
     return {**env, "PYTHONUNBUFFERED": "1"}
 
 

@@ -9,6 +9,12 @@ The file format is the one Claude Desktop and LiveMCPBench use::
     }}
 
 User entries add servers or replace bundled ones by name; ``"disabled": true`` removes one.
+
+A stdio server starts with a clean environment (``base_env``: ``PATH``, ``HOME``, the locale and the
+like), never aisearch's settings or keys. A bundled server also gets the settings it reads
+(``BUNDLED_SETTINGS``); any other server gets a variable only when its entry names it, by value
+(``"env": {"ROOT": "/tmp"}``) or by name from aisearch's own environment
+(``"env_passthrough": ["GITHUB_TOKEN"]``).
 """
 
 from __future__ import annotations
@@ -30,16 +36,47 @@ class ServerConfigError(ValueError):
     """The MCP server configuration is malformed."""
 
 
-def child_env() -> dict[str, str]:
-    """Environment for stdio servers: what MCP passes by default plus aisearch's own settings."""
+DOCSEARCH_MODULE = "tools.servers.docsearch_server"
+BASE_NAMES = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+# The settings each bundled server reads; a name ending in "_" is a prefix.
+BUNDLED_SETTINGS: dict[str, tuple[str, ...]] = {
+    "python": ("AISEARCH_SANDBOX_",),
+    "clock": ("AISEARCH_CLOCK_NOW",),
+    "docsearch": (
+        "AISEARCH_INDEX_DIR", "AISEARCH_INDEX_THREADS", "AISEARCH_DOCSEARCH_", "AISEARCH_DEFAULT_CORPUS_",
+    ),
+}  # fmt: skip
+# docsearch's optional LLM rerank calls a model: its endpoint and key, only when the rerank is on.
+RERANK_SETTINGS = (
+    "AISEARCH_RERANK_", "AISEARCH_CONFIG", "AISEARCH_MODEL", "AISEARCH_BASE_URL", "AISEARCH_API_KEY",
+    "AISEARCH_EXECUTOR_", "AISEARCH_LOCAL_",
+)  # fmt: skip
+
+
+def base_env() -> dict[str, str]:
+    """The clean environment every stdio server starts with: MCP's safe defaults and the locale."""
     from mcp.client.stdio import get_default_environment
 
     env = get_default_environment()
-    env.update({key: value for key, value in os.environ.items() if key.startswith("AISEARCH_")})
+    env.update({key: os.environ[key] for key in BASE_NAMES if key in os.environ})
     return env
 
 
-DOCSEARCH_MODULE = "tools.servers.docsearch_server"
+def _settings(names: tuple[str, ...]) -> dict[str, str]:
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if any(key == name or (name.endswith("_") and key.startswith(name)) for name in names)
+    }
+
+
+def bundled_env(name: str) -> dict[str, str]:
+    """The environment of the bundled server ``name``: ``base_env`` plus the settings it reads."""
+    names = BUNDLED_SETTINGS.get(name, ())
+    rerank = os.environ.get("AISEARCH_DOCSEARCH_RERANK", "").strip().lower() in ("1", "true", "yes", "on")
+    if name == "docsearch" and rerank:
+        names += RERANK_SETTINGS
+    return {**base_env(), **_settings(names)}
 
 
 def have_document_index() -> bool:
@@ -60,7 +97,12 @@ def bundled_connections() -> dict[str, dict[str, Any]]:
     if have_document_index():
         modules["docsearch"] = DOCSEARCH_MODULE
     return {
-        name: {"transport": "stdio", "command": sys.executable, "args": ["-m", module], "env": child_env()}
+        name: {
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": ["-m", module],
+            "env": bundled_env(name),
+        }
         for name, module in modules.items()
     }
 
@@ -68,14 +110,24 @@ def bundled_connections() -> dict[str, dict[str, Any]]:
 def normalize_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     """Turn one ``mcpServers`` entry into a langchain-mcp-adapters connection.
 
+    A stdio server's environment is ``base_env`` plus the entry's ``env`` values and the variables
+    its ``env_passthrough`` names (those that are set).
+
     Raises:
-        ServerConfigError: When the entry has neither ``command`` nor ``url``.
+        ServerConfigError: When the entry has neither ``command`` nor ``url``, or a malformed
+            ``env`` / ``env_passthrough``.
     """
     if not isinstance(entry, dict):
         raise ServerConfigError(f"mcpServers.{name} must be an object, got {type(entry).__name__}")
     transport = entry.get("transport") or entry.get("type")
     if "command" in entry:
-        env = {**child_env(), **entry.get("env", {})}
+        values, passthrough = entry.get("env", {}), entry.get("env_passthrough", [])
+        if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+            raise ServerConfigError(f"mcpServers.{name}.env must be an object of strings")
+        if not isinstance(passthrough, list) or not all(isinstance(k, str) for k in passthrough):
+            raise ServerConfigError(f"mcpServers.{name}.env_passthrough must be a list of variable names")
+        passed = {key: os.environ[key] for key in passthrough if key in os.environ}
+        env = {**base_env(), **passed, **values}
         connection = {"transport": "stdio", "command": entry["command"], "args": list(entry.get("args", []))}
         connection["env"] = env
         if entry.get("cwd"):
