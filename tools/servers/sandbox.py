@@ -238,8 +238,8 @@ def _build_result(
         if payload.get("kind") == "memory":
             return SandboxResult(False, stdout, None, MEMORY_MSG.format(memory=memory_mb))
         return SandboxResult(bool(payload.get("ok")), stdout, payload.get("value"), payload.get("error"))
-    if returncode > 128:  # the supervisor passes on the worker's signal as 128 + its number
-        returncode = -(returncode - 128)
+    if returncode > 128 and returncode - 128 in {s.value for s in signal.Signals}:
+        returncode = -(returncode - 128)  # the supervisor passes on the worker's signal as 128 + its number
     if returncode == -signal.SIGXCPU:
         return SandboxResult(False, stdout, None, _format_timeout(timeout_s) + " (CPU time limit reached)")
     if returncode < 0:
