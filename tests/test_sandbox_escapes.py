@@ -208,20 +208,24 @@ def test_a_setsid_escape_dies_with_the_run() -> None:
     assert _gone(marker)
 
 
-@needs_namespaces
-def test_children_are_killed_on_timeout() -> None:
+@pytest.mark.parametrize(
+    "namespaces", [pytest.param(True, marks=needs_namespaces), False], ids=["ns", "no-ns"]
+)
+def test_children_are_killed_on_timeout(namespaces: bool) -> None:
     marker = _marker()
     code = (
         NAME_SELF.format(marker=marker)
         + "import os, time\nos.setsid() if os.fork() == 0 else None\ntime.sleep(60)"
     )
-    result = run_sandboxed(code, timeout_s=1.0, **NO_FILTERS)
+    result = run_sandboxed(code, timeout_s=1.0, namespaces=namespaces, **NO_FILTERS)
     assert result.error == "timed out after 1.0 s"
     assert _gone(marker)
 
 
-@needs_namespaces
-def test_everything_dies_when_the_server_is_killed() -> None:
+@pytest.mark.parametrize(
+    "namespaces", [pytest.param(True, marks=needs_namespaces), False], ids=["ns", "no-ns"]
+)
+def test_everything_dies_when_the_server_is_killed(namespaces: bool) -> None:
     marker = _marker()
     code = (
         NAME_SELF.format(marker=marker)
@@ -229,7 +233,7 @@ def test_everything_dies_when_the_server_is_killed() -> None:
     )
     server = subprocess.Popen(
         [sys.executable, "-c", f"from tools.servers.sandbox import run_sandboxed\n"
-         f"run_sandboxed({code!r}, timeout_s=30, audit_hook=False, seccomp=False)"],
+         f"run_sandboxed({code!r}, timeout_s=30, namespaces={namespaces}, audit_hook=False, seccomp=False)"],
         cwd=REPO_ROOT,
     )  # fmt: skip
     try:

@@ -16,9 +16,11 @@ library only) in a session of its own, with a clean environment (``PATH``, ``HOM
 * a seccomp filter: ``execve`` and process creation fail (threads work);
 * an audit hook (``sandbox_hook.py``) with clear messages, a tripwire on top.
 
-The parent enforces the wall-clock timeout: it kills the child's process group; the supervisor and
-the init die with their parent (parent-death signal), and the kernel kills every process of a PID
-namespace when its init dies, so nothing outlives a run, a timeout or the server itself. A
+The parent enforces the wall-clock timeout: it asks the supervisor to stop (SIGTERM: the supervisor
+kills every descendant), then kills the child's process group. The supervisor gets the same SIGTERM
+when the server dies (parent-death signal), the init dies with the supervisor, and the kernel kills
+every process of a PID namespace when its init dies, so nothing outlives a run, a timeout or the
+server itself. A
 mechanism the OS refuses is logged once as a warning naming what is missing
 (``AISEARCH_SANDBOX_NAMESPACES=0`` turns the namespaces off on purpose). Nothing is ever evaluated in
 the parent.
@@ -201,6 +203,7 @@ def run_sandboxed(
             proc.wait(timeout=max(0.0, timeout_s - (time.monotonic() - started)))
         except subprocess.TimeoutExpired:
             timed_out = True
+            _stop(proc)
         _kill_group(proc.pid)
         proc.wait()
         for drain in (out, res, status):
@@ -212,6 +215,15 @@ def run_sandboxed(
     result = _build_result(proc.returncode, timed_out, out, res, timeout_s, memory_mb)
     result.missing = missing
     return result
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Ask the supervisor to kill every process of the run (SIGTERM), for at most a second."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=1.0)
+    except (subprocess.TimeoutExpired, ProcessLookupError):
+        pass
 
 
 def _kill_group(pgid: int) -> None:

@@ -3,10 +3,11 @@
 ``tools/servers/sandbox.py`` starts this file in a fresh process, in a session of its own, with a
 clean environment, and writes the untrusted code to its stdin. Three processes, each with one job:
 
-* the **supervisor** (this process, outside the namespaces): dies with the server (parent-death
-  signal), enters new PID, mount and network namespaces (``sandbox_os.enter_namespaces``; a user
-  namespace too when not root), forks, waits, and kills whatever of the code's processes is left
-  (it is their subreaper when there is no PID namespace);
+* the **supervisor** (this process, outside the namespaces): enters new PID, mount and network
+  namespaces (``sandbox_os.enter_namespaces``; a user namespace too when not root), forks, waits,
+  and kills whatever of the code's processes is left, after the run and on SIGTERM (the parent's
+  timeout, or the parent's death through the parent-death signal); it is their subreaper, which
+  matters when there is no PID namespace;
 * the **init** (PID 1 of the new PID namespace): dies with the supervisor, hides the file system
   (``sandbox_os.hide_filesystem``), forks the worker and waits for it; when it exits the kernel
   kills every process left in the namespace, whatever session or process group it moved to;
@@ -69,9 +70,18 @@ def _sweep_descendants() -> None:
                 pass
 
 
+def _stop(signum: int, frame: object) -> None:
+    _sweep_descendants()
+    os._exit(128 + signum)
+
+
 def supervisor(config: dict, code: str) -> None:
-    """Enter the namespaces, start init (or the worker), wait, clean up, exit with its status."""
-    sandbox_os.die_with_parent(config["parent"])
+    """Enter the namespaces, start init (or the worker), wait, clean up, exit with its status.
+
+    SIGTERM (the parent's timeout, or the parent's death) kills every descendant before exiting.
+    """
+    signal.signal(signal.SIGTERM, _stop)
+    sandbox_os.die_with_parent(config["parent"], signal.SIGTERM)
     if os.getuid() == 0:  # the code runs as nobody
         os.chown(config["workdir"], sandbox_os.NOBODY, sandbox_os.NOBODY)
     in_ns, uid = False, os.getuid()
@@ -83,6 +93,7 @@ def supervisor(config: dict, code: str) -> None:
     in_user_ns = in_ns and uid != 0
     pid = os.fork()
     if pid == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         if in_ns:
             init(config, code, in_user_ns)
         worker(config, code, in_user_ns)

@@ -45,9 +45,9 @@ def prctl(option: int, arg: int = 0) -> None:
     _check(_libc.prctl(option, arg, 0, 0, 0), f"prctl({option})")
 
 
-def die_with_parent(expected_parent: int) -> None:
-    """Get SIGKILL when the parent dies; exit at once if it already has (``expected_parent`` is gone)."""
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+def die_with_parent(expected_parent: int, sig: int = signal.SIGKILL) -> None:
+    """Get ``sig`` when the parent dies; exit at once if it already has (``expected_parent`` is gone)."""
+    prctl(PR_SET_PDEATHSIG, sig)
     if os.getppid() != expected_parent:
         os._exit(1)
 
