@@ -11,6 +11,7 @@ import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 
+from tools.registry import bundled_connections
 from tools.servers.python_server import CalculatorError, evaluate_expression, format_run_output
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -74,6 +75,42 @@ async def test_errors_come_back_as_error_results() -> None:
 
         result = await session.call_tool("calculate", {"expression": "1 / 0"})
         assert result.isError and "division by zero" in result.content[0].text
+
+
+def _server_environments() -> list[str]:
+    """The environments of the running python MCP servers started from this test process."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if b"tools.servers.python_server" in (entry / "cmdline").read_bytes():
+                found.append((entry / "environ").read_bytes().decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return found
+
+
+async def test_the_bundled_server_holds_no_key_and_its_code_sees_none(monkeypatch) -> None:
+    """End to end: the key in aisearch's environment reaches neither the server nor the code."""
+    monkeypatch.setenv("AISEARCH_API_KEY", "sk-end-to-end-7c1")
+    monkeypatch.setenv("AISEARCH_WRITER_API_KEY", "sk-end-to-end-7c1")
+    client = MultiServerMCPClient({"python": bundled_connections()["python"]})
+    async with client.session("python") as session:
+        code = (
+            "import os\n"
+            "hits = []\n"
+            "for pid in os.listdir('/proc'):\n"
+            "    try:\n"
+            "        if b'sk-end-to-end' in open(f'/proc/{pid}/environ', 'rb').read():\n"
+            "            hits.append(pid)\n"
+            "    except OSError:\n"
+            "        pass\n"
+            "hits, [key for key in os.environ if key.startswith('AISEARCH')]"
+        )
+        result = await session.call_tool("run_python", {"code": code})
+        assert not result.isError, result.content[0].text
+        assert result.content[0].text == "([], [])"
+        environments = _server_environments()
+        assert environments and not any("sk-end-to-end" in env for env in environments)
 
 
 @pytest.mark.parametrize(
