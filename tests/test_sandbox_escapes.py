@@ -157,8 +157,11 @@ def test_the_frame_trick_no_longer_disables_the_audit_hook() -> None:
         "libc.execv(b'/bin/echo', (ctypes.c_char_p * 3)(b'echo', b'EXECED', None))\n"
         "raise OSError(ctypes.get_errno(), 'execv')",
         "import subprocess\nsubprocess.run(['echo', 'EXECED'])",
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "if libc.unshare(0x10000000 | 0x00020000) != 0:\n"  # a user and mount namespace: capabilities again
+        "    raise OSError(ctypes.get_errno(), 'unshare')",
     ],
-    ids=["os.fork", "ctypes-fork", "os.execv", "ctypes-execv", "subprocess"],
+    ids=["os.fork", "ctypes-fork", "os.execv", "ctypes-execv", "subprocess", "unshare"],
 )
 def test_fork_and_exec_fail_without_the_audit_hook(code: str) -> None:
     result = run_sandboxed(code, **OS_ONLY)

@@ -9,8 +9,9 @@ so the child can run with what the OS allows and say what is missing:
   tmpfs as the working directory;
 * ``drop_privileges``: root becomes ``nobody``; inside a user namespace every capability is dropped;
 * ``set_limits``: ``RLIMIT_AS``, ``CPU``, ``FSIZE``, ``NOFILE``, ``NPROC``, ``CORE`` = 0;
-* ``forbid_exec_and_fork``: a seccomp filter that makes ``execve``/``execveat`` and process-creating
-  ``clone``/``fork``/``vfork`` fail with ``EPERM`` (threads still work).
+* ``forbid_exec_and_fork``: a seccomp filter that makes ``execve``/``execveat``, process-creating
+  ``clone``/``fork``/``vfork``, ``unshare``, ``setns`` and ``ptrace`` fail with ``EPERM`` (threads
+  still work).
 """
 
 import ctypes
@@ -186,9 +187,11 @@ def set_limits(memory_mb: int, cpu_s: int, file_mb: int, nproc: int, nofile: int
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
 
 
-_SYSCALLS = {  # machine: (AUDIT_ARCH, execve, execveat, clone, clone3, fork, vfork); -1: none
-    "x86_64": (0xC000003E, 59, 322, 56, 435, 57, 58),
-    "aarch64": (0xC00000B7, 221, 281, 220, 435, -1, -1),
+# machine: (AUDIT_ARCH, clone, clone3, the calls that always fail: execve, execveat, fork, vfork,
+# unshare, setns, ptrace)
+_SYSCALLS = {
+    "x86_64": (0xC000003E, 56, 435, (59, 322, 57, 58, 272, 308, 101)),
+    "aarch64": (0xC00000B7, 220, 435, (221, 281, 97, 268, 117)),
 }
 
 
@@ -199,6 +202,9 @@ def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 def forbid_exec_and_fork() -> str | None:
     """Install a seccomp filter: exec and process creation fail with EPERM, threads still start.
 
+    ``unshare``, ``setns`` and ``ptrace`` fail too: no new (user) namespace in which to regain
+    capabilities, no tracing of another process.
+
     ``clone3`` answers ENOSYS so the C library falls back to ``clone``, whose flags the filter can
     read. Needs ``no_new_privs`` (``drop_privileges`` sets it).
 
@@ -208,10 +214,9 @@ def forbid_exec_and_fork() -> str | None:
     machine = platform.machine()
     if machine not in _SYSCALLS:
         return f"no seccomp filter for the {machine} architecture"
-    arch, execve, execveat, clone, clone3, fork, vfork = _SYSCALLS[machine]
+    arch, clone, clone3, denied = _SYSCALLS[machine]
     ld_w_abs, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
-    denied = [n for n in (execve, execveat, fork, vfork) if n >= 0]
     prog = [_bpf(ld_w_abs, 4), _bpf(jeq, arch, 1, 0), _bpf(ret, eperm), _bpf(ld_w_abs, 0)]
     prog.append(_bpf(jge, 0x40000000, 0, 1))  # x32 system calls on x86_64
     prog.append(_bpf(ret, eperm))
