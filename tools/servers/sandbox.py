@@ -225,7 +225,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _kill_group(pgid: int) -> None:
-    """Kill the sandbox's process group: the supervisor (whose death kills the rest) and its strays."""
+    """Kill the sandbox's process group: the supervisor (whose death kills the rest) and its strays.
+
+    After the supervisor was reaped its id stays reserved while a member of its group lives; with
+    none left, ``killpg`` finds nothing (ESRCH).
+    """
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
