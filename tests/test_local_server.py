@@ -31,6 +31,7 @@ DUMMY_SERVER = textwrap.dedent(
     parser = argparse.ArgumentParser()
     parser.add_argument("--config_file", required=True)
     parser.add_argument("--swap-models", action="store_true")
+    parser.add_argument("--idle-minutes", type=float, default=0.0)
     args = parser.parse_args()
     config = json.load(open(args.config_file))
     mode = os.environ.get("DUMMY_MODE", "ok")
@@ -186,6 +187,15 @@ def test_start_records_state_and_reuses(dummy: Path) -> None:
     assert ls.ensure_server(settings) == state["base_url"]
     status = ls.server_status()
     assert status["running"] and status["healthy"] == ["big", "small"]
+
+
+def test_the_server_is_told_its_idle_timeout(dummy: Path) -> None:
+    state, _ = ls.ensure_server_state(make_settings(dummy, idle_minutes=7))
+    assert "--idle-minutes 7.0" in Path(state["log"]).read_text().splitlines()[-1]
+    ls.stop_server(timeout_s=5)
+
+    state, _ = ls.ensure_server_state(make_settings(dummy, idle_minutes=0))
+    assert "--idle-minutes" not in Path(state["log"]).read_text().splitlines()[-1], "0: it never exits"
 
 
 def test_stale_pid_in_state_starts_a_new_server(dummy: Path) -> None:
