@@ -187,10 +187,7 @@ def _key(question: dict[str, Any]) -> str:
 
 
 def _titles(collection: Any) -> dict[str, str]:
-    raw = collection.chroma().get(include=["metadatas"])
-    return {
-        pid: (meta or {}).get("title", "") for pid, meta in zip(raw["ids"], raw["metadatas"], strict=True)
-    }
+    return {pid: title for pid, title, _ in collection.titles()}
 
 
 def _score(
