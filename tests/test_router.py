@@ -83,6 +83,14 @@ def test_the_classifier_decides_when_sure_and_consistent_with_the_probe() -> Non
     assert off_topic and (off_topic.complexity, off_topic.decided_by) == ("simple", "classifier")
 
 
+def test_a_direct_vote_takes_the_free_link_hop_when_the_documents_follow_links() -> None:
+    query = "Which sport has been played at the BayArena in Leverkusen since 1958?"
+    linked = cheap_route(query, has_history=False, covered=True, classifier=Fixed("direct"), follows_links=True)
+    assert linked and (linked.strategy, linked.decided_by) == ("serial", "classifier")
+    plain = cheap_route(query, has_history=False, covered=True, classifier=Fixed("direct"), follows_links=False)
+    assert plain and (plain.strategy, plain.decided_by) == ("direct", "classifier")
+
+
 def test_the_probe_decides_covered_questions_the_classifier_is_unsure_of() -> None:
     unsure = Fixed("direct", share=0.4)
     decision = cheap_route("Castle Hill is near what residence of Jefferson?", has_history=False, covered=True,

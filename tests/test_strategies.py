@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import httpx
 import openai
+import pytest
 
 from agents.strategies import passages_beside_links
 from core.run import RunContext
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import MASTER, WRITER, assessment
+from tests.test_router import Fixed
 from tools.hub import ToolHub
 
 BRIDGE = "In which village was the engineer who built the Harrow Point Lighthouse born?"
@@ -58,6 +60,23 @@ async def test_direct_is_one_retrieval_and_one_read(team: Team, hotpot_hub: Tool
     assert not team["executor"].calls
     assert state["answer"]["short"] == "the Ome"
     assert [c["title"] for c in state["answer"]["citations"]] == ["Kestrel Bridge"]
+
+
+@pytest.mark.parametrize("links", [True, False])
+async def test_a_single_hop_vote_takes_the_free_link_hop_only_where_the_server_follows_links(
+    team: Team, hotpot_hub: ToolHub, monkeypatch: pytest.MonkeyPatch, links: bool
+) -> None:
+    monkeypatch.setattr("agents.master._classifier", lambda: Fixed("direct"))
+    team["writer"].on(WRITER, "Answer: the Ome\nBecause: It crosses the river Ome [1].")
+    hub = hotpot_hub if links else without_links(hotpot_hub)
+
+    state, path, _ = await run(team.resources(hub, make_settings(routing="cheap")), SINGLE)
+
+    strategy = "serial_search" if links else "direct_search"
+    assert path[:3] == ["master", "select_tools", strategy]
+    assert state["assessment"]["decided_by"] == "classifier"
+    assert not team["master"].calls, "decided without the Master's LLM"
+    assert state["answer"]["short"] == "the Ome"
 
 
 async def test_parallel_searches_every_entity_at_once_without_the_master_llm(
