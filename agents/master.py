@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
+from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 from pydantic import BaseModel, Field
@@ -29,7 +30,9 @@ from agents.facets import comparison_facets
 from agents.route_classifier import shared_classifier
 from agents.router import CheapRoute, Classifier, cheap_route, needs_tools
 from agents.strategies import LINK_TOOL
-from core.events import RouteEvent, emit
+from agents.writer import build_answer
+from core.events import AnswerEvent, RouteEvent, emit
+from core.query import QueryError, prepare_query
 from core.run import Run, RunContext, current_run
 from core.state import Assessment, Complexity, Route, SearchState, Strategy
 from core.text import format_history
@@ -329,21 +332,28 @@ async def read_query(run: Run, state: SearchState, query: str, today: str) -> Re
 
 async def assess(
     state: SearchState, runtime: Runtime[RunContext]
-) -> Command[Literal["writer", "select_tools"]]:
+) -> Command[Literal["writer", "select_tools", "__end__"]]:
     """Start a turn: record the question, assess it, and choose the team configuration.
 
     Writer-only queries go straight to the Writer; the other two configurations select tools first.
+    An empty query ends the turn at once with an answer that says so; a huge one is trimmed
+    (:func:`core.query.prepare_query`) and the answer says what was left out.
     """
     run = await current_run(runtime)
-    query = state["query"].strip()
-    if not query:
-        raise ValueError("the query is empty")
+    try:
+        prepared = prepare_query(state.get("query") or "")
+    except QueryError as exc:
+        answer = build_answer(f"Nothing was searched: {exc}.", [], [])
+        emit(AnswerEvent(event="answer", answer=answer))
+        return Command(goto=END, update={"answer": answer, "query": ""})
+    query = prepared.text
     today = run.now().strftime("%A, %Y-%m-%d %H:%M %Z").strip()
     assessment = await read_query(run, state, query, today)
     route = route_for(assessment)
     record = assessment.record()
     emit(RouteEvent(event="route", route=route, assessment=record))
     update = {
+        "query": query,
         "messages": [HumanMessage(content=query)],
         "today": today,
         "assessment": record,
@@ -355,7 +365,7 @@ async def assess(
         "evidence": Overwrite({}),
         "discarded": Overwrite([]),
         "augmented": Overwrite([]),
-        "missing": Overwrite([]),
+        "missing": Overwrite([prepared.trim_note] if prepared.trim_note else []),
         "review": None,
         "next_query": None,
         "replans": 0,

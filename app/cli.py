@@ -35,6 +35,7 @@ from app.eval_cli import register as register_eval
 from app.index_cli import register as register_index
 from app.models_cli import register as register_models
 from app.render import ProgressPrinter, print_answer
+from core.query import QueryError, prepare_query
 from core.run import RunContext, open_run
 from core.settings import Settings, load_settings
 from graph.builder import build_graph
@@ -138,6 +139,10 @@ async def first_run_index(console: Console, store: IndexStore | None = None) -> 
 
 async def ask(args: argparse.Namespace) -> int:
     """Run one question through the graph on a (new or continued) thread."""
+    try:
+        prepared = prepare_query(args.question)
+    except QueryError as exc:
+        raise UserError(f'{exc}, e.g. aisearch ask "Who designed the Eiffel Tower?"') from None
     settings = load_settings(args.config)
     if args.db:
         settings.db_path = Path(args.db).expanduser()
@@ -145,6 +150,10 @@ async def ask(args: argparse.Namespace) -> int:
         settings.mcp_config = Path(args.mcp_config).expanduser()
     check_endpoints(settings)
     console = Console(stderr=args.json)
+    if prepared.trim_note:
+        console.print(
+            f"[yellow]The query is long: only its first {len(prepared.text):,} characters are read.[/]"
+        )
     printer = ProgressPrinter(console)
     settings.db_path.parent.mkdir(parents=True, exist_ok=True)
     thread_id = args.thread or uuid.uuid4().hex[:12]

@@ -85,9 +85,13 @@ def test_the_classifier_decides_when_sure_and_consistent_with_the_probe() -> Non
 
 def test_a_direct_vote_takes_the_free_link_hop_when_the_documents_follow_links() -> None:
     query = "Which sport has been played at the BayArena in Leverkusen since 1958?"
-    linked = cheap_route(query, has_history=False, covered=True, classifier=Fixed("direct"), follows_links=True)
+    linked = cheap_route(
+        query, has_history=False, covered=True, classifier=Fixed("direct"), follows_links=True
+    )
     assert linked and (linked.strategy, linked.decided_by) == ("serial", "classifier")
-    plain = cheap_route(query, has_history=False, covered=True, classifier=Fixed("direct"), follows_links=False)
+    plain = cheap_route(
+        query, has_history=False, covered=True, classifier=Fixed("direct"), follows_links=False
+    )
     assert plain and (plain.strategy, plain.decided_by) == ("direct", "classifier")
 
 

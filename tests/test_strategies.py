@@ -235,7 +235,9 @@ def test_beside_few_links_the_writer_still_reads_a_direct_search_worth_of_passag
     assert passages_beside_links(first, ["d"], total=5) == ["a", "b", "c", "e"], "no passage twice"
 
 
-async def test_serial_reads_the_first_hops_top_passages_and_their_links(team: Team, hotpot_hub: ToolHub) -> None:
+async def test_serial_reads_the_first_hops_top_passages_and_their_links(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
     team["master"].on(MASTER, assessment("complex", "serial", resolved=BRIDGE))
     team["writer"].on(WRITER, "Answer: Dunmore\nBecause: She was born in Dunmore [1].")
 
