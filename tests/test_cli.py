@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from tests.conftest import FIXED_NOW, REPO
 from tests.support.fake_openai import fake_openai
@@ -22,18 +25,22 @@ RULES = [
 ]
 
 
-def aisearch(*args: str, base_url: str, tmp_path, timeout: float = 90) -> subprocess.CompletedProcess:
-    env = {
+def cli_env(base_url: str, tmp_path) -> dict[str, str]:
+    """The environment of a CLI run against ``base_url`` with its state under ``tmp_path``."""
+    (tmp_path / "config.toml").touch()
+    return {
         **os.environ,
         "AISEARCH_BASE_URL": base_url,
         "AISEARCH_CLOCK_NOW": FIXED_NOW,
         "AISEARCH_CONFIG": str(tmp_path / "config.toml"),
         "AISEARCH_DB": str(tmp_path / "threads.sqlite"),
     }
-    (tmp_path / "config.toml").touch()
+
+
+def aisearch(*args: str, base_url: str, tmp_path, timeout: float = 90) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "app.cli", *args],
-        env=env,
+        env=cli_env(base_url, tmp_path),
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -86,3 +93,51 @@ def test_unknown_thread_and_unreachable_endpoint_are_clear_errors(tmp_path) -> N
     assert dead.returncode == 2
     assert "cannot reach the master model endpoint http://127.0.0.1:9/v1" in dead.stderr
     assert "Traceback" not in dead.stderr
+
+
+def children(pid: int) -> set[int]:
+    """Pids of the processes whose parent is ``pid``."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_ctrl_c_during_a_model_call_ends_the_run_and_its_mcp_servers(tmp_path) -> None:
+    """A terminal's Ctrl-C (SIGINT to the foreground process group) while the model is thinking."""
+    with fake_openai(RULES, delay_s=120) as server:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "ask", "What time is it in Tokyo now?"],
+            env=cli_env(server.url, tmp_path),
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 90
+        while not server.prompts and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.prompts, "the run reached the model"
+        servers = children(run.pid)
+        assert servers, "the MCP servers of the run were started"
+        os.killpg(run.pid, signal.SIGINT)
+        _, err = run.communicate(timeout=60)  # well before the slow model would answer
+    assert run.returncode == 130 and "Traceback" not in err, err
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in servers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in servers if alive(pid)], "no MCP server outlives the run"

@@ -45,6 +45,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, {"error": {"message": message, "type": "invalid_request_error"}})
             return
         reply = self.server.reply_for(prompt)
+        if self.server.delay_s:  # a slow endpoint: the reply comes after the delay
+            time.sleep(self.server.delay_s)
         if reply is None:
             self._send_json(400, {"error": {"message": f"no scripted reply for: {prompt[:300]}"}})
             return
@@ -99,10 +101,13 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, rules: list[tuple[str, Any]], max_prompt_chars: int | None = None) -> None:
+    def __init__(
+        self, rules: list[tuple[str, Any]], max_prompt_chars: int | None = None, delay_s: float = 0.0
+    ) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.rules = rules
         self.max_prompt_chars = max_prompt_chars
+        self.delay_s = delay_s
         self.prompts: list[str] = []
         self.bodies: list[dict[str, Any]] = []
 
@@ -115,12 +120,15 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def fake_openai(rules: list[tuple[str, Any]], max_prompt_chars: int | None = None) -> Iterator[_Server]:
+def fake_openai(
+    rules: list[tuple[str, Any]], max_prompt_chars: int | None = None, delay_s: float = 0.0
+) -> Iterator[_Server]:
     """Serve the scripted endpoint on a free loopback port; ``server.url`` is the base URL.
 
-    A prompt longer than ``max_prompt_chars`` is rejected with HTTP 400 as past the context window.
+    A prompt longer than ``max_prompt_chars`` is rejected with HTTP 400 as past the context window;
+    every reply waits ``delay_s`` seconds first (a slow endpoint).
     """
-    server = _Server(rules, max_prompt_chars)
+    server = _Server(rules, max_prompt_chars, delay_s)
     server.url = f"http://127.0.0.1:{server.server_address[1]}/v1"  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
