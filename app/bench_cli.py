@@ -1,4 +1,4 @@
-"""``aisearch bench models|search``: run a benchmark of ``evals/`` and write its report.
+"""``aisearch bench models|search|index``: run a benchmark of ``evals/`` and write its report.
 
 ``register(subparsers)`` adds the ``bench`` group to the main parser (``app/cli.py``). Results go to
 ``evals/results/bench-<name>-<date>.{json,md}`` and the Markdown is printed.
@@ -43,8 +43,17 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_index(args: argparse.Namespace) -> int:
+    """Benchmark an index build of synthetic passages: throughput per tenth, peak memory."""
+    from evals import bench_index
+
+    report = bench_index.run(args.passages, args.words)
+    write_report(report, bench_index.RESULTS, "index", bench_index.markdown)
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``aisearch bench models`` and ``aisearch bench search``."""
+    """Add ``aisearch bench models``, ``aisearch bench search`` and ``aisearch bench index``."""
     bench = subparsers.add_parser("bench", help="benchmarks")
     sub = bench.add_subparsers(dest="bench_command", required=True)
     models = sub.add_parser("models", help="local model speed per role and end to end")
@@ -55,3 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "search", help="document search end to end on the standard-library docs (route, citations, latency)"
     )
     search.set_defaults(func=cmd_search)
+    index = sub.add_parser("index", help="an index build of synthetic passages: is its throughput flat?")
+    index.add_argument("--passages", type=int, default=100_000)
+    index.add_argument("--words", type=int, default=60, help="words per synthetic passage")
+    index.set_defaults(func=cmd_index)
