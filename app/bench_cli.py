@@ -1,4 +1,4 @@
-"""``aisearch bench models|search|index``: run a benchmark of ``evals/`` and write its report.
+"""``aisearch bench models|search|index|soak``: run a benchmark of ``evals/`` and write its report.
 
 ``register(subparsers)`` adds the ``bench`` group to the main parser (``app/cli.py``). Results go to
 ``evals/results/bench-<name>-<date>.{json,md}`` and the Markdown is printed.
@@ -52,8 +52,29 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_soak(args: argparse.Namespace) -> int:
+    """Questions in a row through ``aisearch ask``, memory of every process over time."""
+    from evals import bench_search, soak
+    from evals.qa_data import load_questions
+
+    if args.data:
+        questions = [row["question"] for row in load_questions(args.data, n=args.n)]
+    else:
+        questions = [question for question, _ in bench_search.QUESTIONS]
+        questions = [questions[i % len(questions)] for i in range(args.n)]
+    env = {}
+    if args.index_dir:
+        env |= {"AISEARCH_INDEX_DIR": args.index_dir, "AISEARCH_DOCSEARCH_DEFAULT_BUILD": "0"}
+    if args.collection:
+        env["AISEARCH_DOCSEARCH_COLLECTION"] = args.collection
+    report = soak.run(questions, env, sample_s=args.sample_s)
+    write_report(report, soak.RESULTS, "soak", soak.markdown)
+    soak.plot(report, soak.RESULTS / f"bench-soak-{report['date']}.png")
+    return 0 if not report["errors"] and not report["leftover_processes"] else 1
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``aisearch bench models``, ``aisearch bench search`` and ``aisearch bench index``."""
+    """Add the ``aisearch bench`` commands: ``models``, ``search``, ``index`` and ``soak``."""
     bench = subparsers.add_parser("bench", help="benchmarks")
     sub = bench.add_subparsers(dest="bench_command", required=True)
     models = sub.add_parser("models", help="local model speed per role and end to end")
@@ -68,3 +89,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     index.add_argument("--passages", type=int, default=100_000)
     index.add_argument("--words", type=int, default=60, help="words per synthetic passage")
     index.set_defaults(func=cmd_index)
+    soak = sub.add_parser("soak", help="questions in a row through aisearch ask: memory, errors, leftovers")
+    soak.add_argument("--n", type=int, default=100, help="number of questions")
+    soak.add_argument("--data", help="questions JSONL (HotpotQA format); default: the search benchmark's")
+    soak.add_argument("--index-dir", help="index directory the runs search (default: the user's)")
+    soak.add_argument("--collection", help="collection docsearch searches by default (e.g. hotpotqa)")
+    soak.add_argument("--sample-s", type=float, default=2.0, help="seconds between memory samples")
+    soak.set_defaults(func=cmd_soak)

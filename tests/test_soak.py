@@ -1,0 +1,37 @@
+"""The soak benchmark's short variant: questions in a row through the real CLI, scripted endpoint."""
+
+from __future__ import annotations
+
+import os
+
+from evals.soak import markdown, memory_by_kind, processes, run
+from tests.conftest import FIXED_NOW
+from tests.support.fake_openai import fake_openai
+from tests.test_cli import RULES
+
+
+def test_questions_in_a_row_leave_nothing_behind_and_are_sampled(tmp_path) -> None:
+    (tmp_path / "config.toml").touch()
+    with fake_openai(RULES) as server:
+        env = {
+            "AISEARCH_BASE_URL": server.url,
+            "AISEARCH_CLOCK_NOW": FIXED_NOW,
+            "AISEARCH_CONFIG": str(tmp_path / "config.toml"),
+            "AISEARCH_DB": str(tmp_path / "threads.sqlite"),
+            "AISEARCH_DOCSEARCH_DEFAULT_BUILD": "0",
+        }
+        report = run(["What time is it in Tokyo now?"] * 2, env, sample_s=0.2, timeout_s=120)
+
+    assert (report["questions"], report["errors"], report["tracebacks"]) == (2, 0, 0)
+    assert report["leftover_processes"] == 0
+    assert all(row["answered"] for row in report["rows"])
+    assert {s["q"] for s in report["samples"]} >= {1, 2}
+    assert report["ask_peak_mib"] > 20, "the ask process and its MCP servers were measured"
+    assert "leftover processes: 0" in markdown(report)
+
+
+def test_memory_is_attributed_to_the_run_that_owns_it() -> None:
+    procs = processes()
+    mine = memory_by_kind(procs, ask_pid=os.getpid())
+    assert mine["ask"] > 0, "this process counts as the run"
+    assert memory_by_kind(procs, ask_pid=None)["ask"] == 0
