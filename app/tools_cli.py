@@ -172,7 +172,14 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Measure server and tool retrieval on annotated tasks (the JSON contract of issue 12)."""
-    from evals.tool_retrieval import VARIANTS, load_tasks, run_tasks, summarize, variant_options
+    from evals.tool_retrieval import (
+        NEEDS_SYNTHETIC,
+        VARIANTS,
+        load_tasks,
+        run_tasks,
+        summarize,
+        variant_options,
+    )
     from tools.catalog.retrieve import RetrievalOptions, ToolRetriever
 
     args.no_bundled = True  # the labels name the catalogue's servers only
@@ -182,10 +189,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     chat = _chat(0.0, 256) if args.decompose == "llm" else None
     base = RetrievalOptions(k=max(args.k, 5), decompose=args.decompose, n_tools=10)
     names = list(VARIANTS) if args.ablations else [args.variant]
+    if not any(entry.kind == "query" for entry in retriever.entries):  # no `aisearch tools augment` yet
+        names = [name for name in names if name not in NEEDS_SYNTHETIC and name != "no_augmentation"]
     reports = {}
     for name in names:
         report = summarize(tasks, run_tasks(retriever, tasks, variant_options(name, base), chat=chat))
-        reports[name] = {"variant": name, **report}
+        reports[name] = {"variant": name, "decompose": args.decompose, **report}
     if args.json:
         echo(json.dumps(reports if args.ablations else reports[args.variant], indent=2, ensure_ascii=False))
         return 0

@@ -35,6 +35,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "dense_descriptions": {"kinds": frozenset({"server"}), "bm25_weight": 0.0, "decompose": "none"},
     "no_decomposition": {"decompose": "none"},
     "parts_only": {"keep_query": False},
+    "no_implicit_needs": {"implicit_needs": False},
     "single_vector": {"kinds": frozenset({"summary"})},
     "no_bm25": {"bm25_weight": 0.0},
     "bm25_only": {"dense": False},
@@ -43,6 +44,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     **{f"synthetic_{n}": {"synthetic_limit": n} for n in (5, 10, 20, 40)},
 }
 """Named option sets for the ablations (each changes the full method in one respect)."""
+NEEDS_SYNTHETIC = ("queries_only", "synthetic_5", "synthetic_10", "synthetic_20", "synthetic_40")
+"""Variants that mean nothing until ``aisearch tools augment`` has cached synthetic queries."""
 
 
 @dataclass

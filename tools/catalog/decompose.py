@@ -22,6 +22,21 @@ Mode = Literal["rules", "llm", "none"]
 MODES: tuple[Mode, ...] = ("rules", "llm", "none")
 MAX_INTENTS = 12
 _SPLIT = re.compile(r"(?<=[.!?])\s+|,\s+|;\s+|\s+and\s+|\bthen\b", re.IGNORECASE)
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|year|weekend)"
+_RELATIVE_TIME = re.compile(
+    rf"\b(?:today|tonight|tomorrow|yesterday|now|currently|this {_WEEKDAY}|next {_WEEKDAY}|last {_WEEKDAY}"
+    r"|these days|(?:past|last|next) (?:\d+|few) ?(?:h|hours?|days?|weeks?|months?))\b",
+    re.IGNORECASE,
+)
+_PATH = re.compile(
+    r"(?:^|\s)(?:~|\.{0,2})/[\w.-]+/[\w./-]*|\b\w+\.(?:md|txt|csv|json|docx?|xlsx?|pptx?|pdf)\b"
+)
+_WRITE = re.compile(r"\b(?:save|write|create|export|store|output|generate)\b", re.IGNORECASE)
+IMPLICIT_NEEDS = {
+    "time": "get the current date and time",
+    "write": "write the result to a file on the local filesystem",
+    "read": "read a file from the local filesystem",
+}
 
 
 def rule_intents(query: str, min_words: int = 2) -> list[str]:
@@ -33,6 +48,17 @@ def rule_intents(query: str, min_words: int = 2) -> list[str]:
     parts = [part.strip(" .,:;") for part in _SPLIT.split(query) if part]
     kept = [part for part in parts if len(part.split()) >= min_words]
     return kept[:MAX_INTENTS] or [query.strip()]
+
+
+def implicit_intents(query: str) -> list[str]:
+    """Needs a query implies without stating them: the current date for relative time ("tomorrow",
+    "last 24 hours"), and file access for a path (writing it when the query says save, write, …)."""
+    needs = []
+    if _RELATIVE_TIME.search(query):
+        needs.append(IMPLICIT_NEEDS["time"])
+    if _PATH.search(query):
+        needs.append(IMPLICIT_NEEDS["write" if _WRITE.search(query) else "read"])
+    return needs
 
 
 def llm_intents(query: str, chat: ChatFn) -> list[str]:
@@ -53,7 +79,12 @@ def llm_intents(query: str, chat: ChatFn) -> list[str]:
 
 
 def decompose(
-    query: str, mode: Mode = "rules", *, chat: ChatFn | None = None, keep_query: bool = True
+    query: str,
+    mode: Mode = "rules",
+    *,
+    chat: ChatFn | None = None,
+    keep_query: bool = True,
+    implicit: bool = True,
 ) -> list[str]:
     """The intents to retrieve for: the query (when ``keep_query``) and its atomic parts, de-duplicated.
 
@@ -62,12 +93,13 @@ def decompose(
         mode: ``rules`` (the splitter), ``llm`` (``chat`` decomposes, rules on failure) or ``none``.
         chat: The decomposer model (required for ``llm``; without it the rules are used).
         keep_query: Also retrieve for the whole query (it carries the context its parts lose).
+        implicit: With the rules, add the intents of implied needs (:func:`implicit_intents`).
     """
     if mode == "none":
         parts: Sequence[str] = []
     elif mode == "llm" and chat is not None:
         parts = llm_intents(query, chat)
     else:
-        parts = rule_intents(query)
+        parts = [*rule_intents(query), *(implicit_intents(query) if implicit else [])]
     intents = [query.strip()] if keep_query or not parts else []
     return list(dict.fromkeys([*intents, *parts]))

@@ -1,12 +1,14 @@
 """Intent-aware retrieval over the tool index (TURA §4.1 with Tool-to-Agent's lifting).
 
-For each intent of the query (``tools/catalog/decompose.py``) every record is scored: the cosine
-of the intent with the record's vector, plus ``bm25_weight`` times its BM25 score divided by the
-intent's best BM25 score (hybrid; our choice of fusion, since neither paper fixes one). Walking the
-records best first, a record lifts to its owner server at its first occurrence, so a server's score
-is the best of its vectors (MaxSim, TURA Eq. 4; Tool-to-Agent Alg. 1). The walk over-fetches
-``overfetch * k`` records and doubles that until ``k`` servers are found. A server's final score is
-its best over the intents (Eq. 5-6), kept with the intent that gave it.
+For each intent of the query (``tools/catalog/decompose.py``) every record of the index is scored
+exhaustively (exact search, as the document index does below 100k records; ``tools/index/dense.py``),
+so collapsing records to servers always yields ``k`` servers when the catalogue has them, with no
+approximate top-N to over-fetch. Per intent, a server's dense score is its best record's cosine
+(MaxSim, TURA Eq. 4; equal to Tool-to-Agent Alg. 1's first-occurrence lift of tool hits to their
+owner), plus ``bm25_weight`` times its best record's BM25 score divided by the intent's best (the
+hybrid; fused at server level, our choice: neither paper fixes one). A server's final score is its
+best over the intents (Eq. 5-6), kept with the intent that gave it. Tools are ranked the same way,
+each on its own record.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tools.catalog.decompose import Mode, decompose
+from tools.catalog.decompose import IMPLICIT_NEEDS, Mode, decompose
 from tools.catalog.index import ToolIndex
 from tools.catalog.tokens import tokenize
 
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from models.factory import ChatFn
 
 DEFAULT_KINDS = frozenset({"server", "tool", "query"})
+IMPLIED = frozenset(IMPLICIT_NEEDS.values())
 
 
 @dataclass(frozen=True)
@@ -37,21 +40,24 @@ class RetrievalOptions:
         bm25_weight: Weight of the normalised BM25 score (0: dense only).
         decompose: ``rules``, ``llm`` or ``none``.
         keep_query: Retrieve for the whole query as well as for its parts.
+        implicit_needs: Add the rule splitter's intents for implied needs (current date, file access).
         synthetic_limit: Use only the first N synthetic queries of each server (None: all).
-        overfetch: Records walked per intent, as a multiple of ``k`` (doubled until ``k`` servers).
         n_tools: Length of the catalogue-wide tool ranking returned with the servers.
+        implicit_weight: Scale of the scores of an implied need's intent (the current date, file
+            access): those servers join the top K without displacing the query's explicit needs.
     """
 
     k: int = 5
     tools_per_server: int = 3
     kinds: frozenset[str] = DEFAULT_KINDS
     dense: bool = True
-    bm25_weight: float = 0.3
+    bm25_weight: float = 0.05
     decompose: Mode = "rules"
     keep_query: bool = True
+    implicit_needs: bool = True
     synthetic_limit: int | None = None
-    overfetch: int = 10
     n_tools: int = 10
+    implicit_weight: float = 0.9
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,9 @@ class ToolRetriever:
         self._kind = np.array([e.kind for e in self.entries])
         self._order = np.array([e.order for e in self.entries])
         self._is_tool = self._kind == "tool"
+        self.servers = list(dict.fromkeys(e.server for e in self.entries))
+        column = {server: i for i, server in enumerate(self.servers)}
+        self._owner = np.array([column[e.server] for e in self.entries])
 
     def _mask(self, options: RetrievalOptions) -> Any:
         import numpy as np
@@ -111,40 +120,35 @@ class ToolRetriever:
             mask &= ~((self._kind == "query") & (self._order >= options.synthetic_limit))
         return mask
 
-    def scores(self, intents: list[str], options: RetrievalOptions) -> Any:
-        """Hybrid scores: one row per intent, one column per record (``-inf`` for unused kinds)."""
+    def scores(self, intents: list[str], options: RetrievalOptions) -> tuple[Any, Any]:
+        """Per intent (rows) and record (columns): the cosine and the BM25 score divided by the
+        intent's best (0 to 1); records of unused kinds score ``-inf`` and 0."""
         import numpy as np
 
-        rows = np.zeros((len(intents), len(self.entries)), dtype=np.float64)
+        mask = self._mask(options)
+        dense = np.zeros((len(intents), len(self.entries)), dtype=np.float64)
         if options.dense:
             vectors = self.index.embedder.encode(intents, threads=1)
-            rows += np.stack([self.index.dense.scores(v) for v in vectors])
+            dense = np.stack([self.index.dense.scores(v) for v in vectors]).astype(np.float64)
+        lexical = np.zeros_like(dense)
         if options.bm25_weight > 0 or not options.dense:
-            weight = options.bm25_weight if options.dense else 1.0
-            for row, intent in zip(rows, intents, strict=True):
-                lexical = self.index.bm25.scores(" ".join(tokenize(intent)))
-                best = float(lexical.max()) if len(lexical) else 0.0
+            for row, intent in zip(lexical, intents, strict=True):
+                row[:] = self.index.bm25.scores(" ".join(tokenize(intent)))
+                row[~mask] = 0.0
+                best = row.max() if len(row) else 0.0
                 if best > 0:
-                    row += weight * lexical / best
-        rows[:, ~self._mask(options)] = -np.inf
-        return rows
+                    row /= best
+        dense[:, ~mask] = -np.inf
+        return dense, lexical
 
-    def _lift(self, row: Any, k: int, overfetch: int) -> dict[str, tuple[float, int]]:
-        """Servers in the order their first record appears (``server -> (score, record)``)."""
+    def _per_server(self, rows: Any) -> Any:
+        """The best record of each server per intent (MaxSim, Eq. 4): intents x servers."""
         import numpy as np
 
-        order = np.argsort(-row, kind="stable")
-        found: dict[str, tuple[float, int]] = {}
-        depth, start = max(1, overfetch * k), 0
-        while len(found) < k and start < len(order):
-            for position in order[start:depth]:
-                if not np.isfinite(row[position]):
-                    return found
-                owner = self.entries[position].server
-                if owner not in found:
-                    found[owner] = (float(row[position]), int(position))
-            start, depth = depth, depth * 2
-        return found
+        best = np.full((rows.shape[0], len(self.servers)), -np.inf)
+        for i, row in enumerate(rows):
+            np.maximum.at(best[i], self._owner, row)
+        return best
 
     def search(
         self, query: str, options: RetrievalOptions | None = None, *, chat: ChatFn | None = None
@@ -154,17 +158,28 @@ class ToolRetriever:
 
         options = options or RetrievalOptions()
         started = time.perf_counter()
-        intents = decompose(query, options.decompose, chat=chat, keep_query=options.keep_query)
+        intents = decompose(
+            query,
+            options.decompose,
+            chat=chat,
+            keep_query=options.keep_query,
+            implicit=options.implicit_needs,
+        )
         decomposed = time.perf_counter()
-        rows = self.scores(intents, options)
-        best: dict[str, tuple[float, int, int]] = {}
-        for i, row in enumerate(rows):
-            for server, (score, position) in self._lift(row, options.k, options.overfetch).items():
-                if server not in best or score > best[server][0]:
-                    best[server] = (score, position, i)
-        ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))[: options.k]
-        top_intent = rows.argmax(axis=0)
-        tool_scores = rows.max(axis=0)
+        dense, lexical = self.scores(intents, options)
+        weight = options.bm25_weight if options.dense else 1.0
+        dense_part = self._per_server(dense) if options.dense else 0.0
+        servers_by_intent = dense_part + weight * self._per_server(lexical)  # intents x servers
+        servers_by_intent[~np.isfinite(self._per_server(dense))] = -np.inf  # a server without used records
+        implied = [i for i, intent in enumerate(intents) if intent in IMPLIED]
+        servers_by_intent[implied] *= options.implicit_weight
+        best_intent = servers_by_intent.argmax(axis=0)
+        server_scores = servers_by_intent.max(axis=0)  # Eq. 5-6: the best intent of each server
+        order = [int(s) for s in np.argsort(-server_scores, kind="stable") if np.isfinite(server_scores[s])]
+        records = dense + weight * lexical if options.dense else lexical
+        top_intent = records.argmax(axis=0)
+        tool_scores = records.max(axis=0)
+        tool_scores[~np.isfinite(dense.max(axis=0))] = -np.inf
 
         def hit(position: int) -> ToolHit:
             entry = self.entries[position]
@@ -175,11 +190,14 @@ class ToolRetriever:
         tool_positions = [int(p) for p in np.argsort(-tool_scores, kind="stable") if self._is_tool[p]]
         tool_positions = [p for p in tool_positions if np.isfinite(tool_scores[p])]
         servers = []
-        for server, (score, position, i) in ranked:
+        for column in order[: options.k]:
+            server, i = self.servers[column], int(best_intent[column])
             own = [hit(p) for p in tool_positions if self.entries[p].server == server][
                 : options.tools_per_server
             ]
-            servers.append(ServerHit(server, score, intents[i], self.entries[position].kind, own))
+            mine = np.flatnonzero(self._owner == column)
+            via = self.entries[int(mine[np.argmax(records[i, mine])])].kind
+            servers.append(ServerHit(server, float(server_scores[column]), intents[i], via, own))
         tools = [hit(p) for p in tool_positions[: options.n_tools]]
         done = time.perf_counter()
         since = decomposed if options.decompose == "llm" else started  # a model's time is reported apart
