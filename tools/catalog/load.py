@@ -118,7 +118,7 @@ async def bundled_servers() -> list[CatalogServer]:
         listed = await mcp.list_tools()
         tools = tuple(CatalogTool(t.name, t.description or "", dict(t.inputSchema or {})) for t in listed)
         description = (mcp.instructions or "").strip()
-        servers.append(CatalogServer(name, description, tools, "bundled", {name: connection}, "bundled"))
+        servers.append(CatalogServer(name, description, tools, "", {name: connection}, "bundled"))
     return servers
 
 
