@@ -35,6 +35,7 @@ from app.eval_cli import register as register_eval
 from app.index_cli import register as register_index
 from app.models_cli import register as register_models
 from app.render import ProgressPrinter, print_answer
+from app.tools_cli import register as register_tools
 from core.query import QueryError, prepare_query
 from core.run import RunContext, open_run
 from core.settings import Settings, load_settings
@@ -236,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_docs(sub)
     register_eval(sub)
     register_bench(sub)
+    register_tools(sub)
     return parser
 
 

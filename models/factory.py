@@ -74,15 +74,21 @@ def build_chat_model(role: Role, settings: ModelSettings) -> BaseChatModel:
 
 
 def openai_chat(
-    base_url: str, model: str, api_key: str = "not-needed", timeout_s: float = 120.0, max_tokens: int = 128
+    base_url: str,
+    model: str,
+    api_key: str = "not-needed",
+    timeout_s: float = 120.0,
+    max_tokens: int = 128,
+    temperature: float = 0.0,
 ) -> ChatFn:
-    """A :data:`ChatFn` over an OpenAI-compatible ``/chat/completions`` endpoint (temperature 0)."""
+    """A :data:`ChatFn` over an OpenAI-compatible ``/chat/completions`` endpoint (temperature 0 unless
+    told: synthetic-query generation samples hot)."""
     url = base_url.rstrip("/") + "/chat/completions"
 
     def chat(messages: list[dict[str, str]]) -> str:
         response = httpx.post(
             url,
-            json={"model": model, "messages": messages, "temperature": 0, "max_tokens": max_tokens},
+            json={"model": model, "messages": messages, "temperature": temperature, "max_tokens": max_tokens},
             headers={"Authorization": f"Bearer {api_key}"},
             timeout=timeout_s,
         )

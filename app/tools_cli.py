@@ -1,0 +1,265 @@
+"""``aisearch tools list|show|index|augment|search`` (the MCP catalogue and its index) and
+``aisearch eval tool-retrieval`` (servers and tools retrieved for annotated tasks)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from app.commands import Handler, command_group, echo, guarded
+from tools.catalog.load import CatalogError
+from tools.index.errors import IndexUserError
+
+DECOMPOSER_ROLE = "planner"  # the role whose model decomposes queries and writes synthetic queries
+
+
+def _guard(handler: Handler) -> Handler:
+    return guarded(handler, (CatalogError, IndexUserError, FileNotFoundError, ValueError), code=1)
+
+
+def _catalog(args: argparse.Namespace) -> Any:
+    """The catalogue the arguments name: the bundled servers, ``--catalog`` files, the user's ``mcp.json``."""
+    from core.settings import load_settings
+    from tools.catalog.load import load_catalog
+
+    files = [Path(p).expanduser() for p in args.catalog or []]
+    mcp_config = None if args.no_bundled else load_settings().mcp_config
+    return asyncio.run(load_catalog(files, mcp_config=mcp_config, bundled=not args.no_bundled))
+
+
+def _collection(args: argparse.Namespace) -> str:
+    """One collection per set of catalogue sources (``catalog`` for the default one)."""
+    if not args.catalog and not args.no_bundled:
+        return "catalog"
+    key = json.dumps(
+        [sorted(str(Path(p).expanduser().resolve()) for p in args.catalog or []), args.no_bundled]
+    )
+    return "catalog-" + hashlib.sha1(key.encode()).hexdigest()[:10]
+
+
+def _chat(temperature: float, max_tokens: int) -> Any:
+    """The configured model of :data:`DECOMPOSER_ROLE` as a plain chat function."""
+    from models.config import load_model_settings
+    from models.factory import openai_chat, resolve_base_url
+
+    settings = load_model_settings()
+    role = settings.role(DECOMPOSER_ROLE)
+    base_url = resolve_base_url(DECOMPOSER_ROLE, settings)
+    return openai_chat(
+        base_url,
+        role.model,
+        role.api_key or "not-needed",
+        role.timeout_s,
+        max_tokens,
+        temperature=temperature,
+    )
+
+
+def _open_index(catalog: Any, collection: str, quiet: bool = False) -> Any:
+    """Build or reuse the catalogue's index (with its cached synthetic queries), with a progress bar."""
+    from rich.progress import Progress
+
+    from tools.catalog.augment import cached_queries
+    from tools.catalog.index import open_tool_index
+
+    with Progress(transient=True, disable=quiet) as progress:
+        task = progress.add_task("embedding the catalogue", total=None)
+        return open_tool_index(
+            catalog,
+            collection=collection,
+            synthetic=cached_queries(catalog),
+            on_progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """List the catalogue's servers."""
+    catalog = _catalog(args)
+    rows = [
+        {
+            "server": s.id,
+            "tools": len(s.tools),
+            "category": s.category,
+            "source": s.source,
+            "startable": bool(s.connections),
+        }
+        for s in catalog.servers.values()
+    ]
+    if args.json:
+        echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    echo(f"{len(catalog)} servers, {catalog.tool_count()} tools")
+    for row in rows:
+        echo(
+            f"  {row['server']}  ({row['tools']} tools, {row['category'] or 'uncategorised'}; {row['source']})"
+        )
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Show one server: its description, how it starts and its tools."""
+    catalog = _catalog(args)
+    server = catalog.servers.get(args.name)
+    if server is None:
+        raise ValueError(f"no server {args.name!r} in the catalogue (see `aisearch tools list`)")
+    echo(f"{server.id}  [{server.category or 'uncategorised'}; {server.source}]")
+    echo(server.description or "(no description)")
+    echo(
+        "start: "
+        + (json.dumps(server.connections, ensure_ascii=False) if server.connections else "not startable")
+    )
+    for tool in server.tools:
+        echo(f"  {tool.name}: {tool.description.splitlines()[0] if tool.description else ''}")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """Build the catalogue's index, or report that it is up to date."""
+    catalog = _catalog(args)
+    started = time.perf_counter()
+    index = _open_index(catalog, _collection(args))
+    seconds = time.perf_counter() - started
+    verb = f"embedded {index.embedded} of" if index.embedded else "reused (up to date),"
+    echo(f"{verb} {len(index.entries)} records for {len(catalog)} servers in {seconds:.1f} s")
+    return 0
+
+
+def cmd_augment(args: argparse.Namespace) -> int:
+    """Generate and cache synthetic queries per server (TURA), with a progress bar."""
+    from rich.progress import Progress
+
+    from tools.catalog.augment import TEMPERATURE, augment
+
+    catalog = _catalog(args)
+    chat = _chat(args.temperature or TEMPERATURE, max_tokens=60 * args.n)
+    with Progress() as progress:
+        task = progress.add_task("synthetic queries", total=len(catalog))
+        report = augment(
+            catalog, chat, n=args.n, force=args.force, on_server=lambda _: progress.advance(task)
+        )
+    echo(f"generated {len(report.generated)}, cached {len(report.cached)}, failed {len(report.failed)}")
+    for server, error in report.failed.items():
+        echo(f"  {server}: {error}", err=True)
+    return 0 if not report.failed else 1
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Retrieve the top servers and tools for a query."""
+    from dataclasses import asdict
+
+    from tools.catalog.retrieve import RetrievalOptions, ToolRetriever
+
+    index = _open_index(_catalog(args), _collection(args), quiet=args.json)
+    chat = _chat(0.0, 256) if args.decompose == "llm" else None
+    result = ToolRetriever(index).search(
+        args.query, RetrievalOptions(k=args.k, decompose=args.decompose), chat=chat
+    )
+    if args.json:
+        echo(json.dumps(asdict(result), indent=2, ensure_ascii=False))
+        return 0
+    echo(f"intents: {' | '.join(result.intents)}  ({result.ms:.0f} ms)")
+    for hit in result.servers:
+        echo(f"{hit.score:6.3f}  {hit.server}  (via {hit.via}: {hit.intent})")
+        for tool in hit.tools:
+            echo(f"        {tool.score:6.3f}  {tool.tool}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Measure server and tool retrieval on annotated tasks (the JSON contract of issue 12)."""
+    from evals.tool_retrieval import (
+        NEEDS_SYNTHETIC,
+        VARIANTS,
+        load_tasks,
+        run_tasks,
+        summarize,
+        variant_options,
+    )
+    from tools.catalog.retrieve import RetrievalOptions, ToolRetriever
+
+    args.no_bundled = True  # the labels name the catalogue's servers only
+    catalog = _catalog(args)
+    retriever = ToolRetriever(_open_index(catalog, _collection(args), quiet=args.json))
+    tasks = load_tasks(Path(args.tasks).expanduser(), catalog.owners())
+    chat = _chat(0.0, 256) if args.decompose == "llm" else None
+    base = RetrievalOptions(k=max(args.k, 5), decompose=args.decompose, n_tools=10)
+    names = list(VARIANTS) if args.ablations else [args.variant]
+    if not any(entry.kind == "query" for entry in retriever.entries):  # no `aisearch tools augment` yet
+        names = [name for name in names if name not in NEEDS_SYNTHETIC and name != "no_augmentation"]
+    reports = {}
+    for name in names:
+        report = summarize(tasks, run_tasks(retriever, tasks, variant_options(name, base), chat=chat))
+        reports[name] = {"variant": name, "decompose": args.decompose, **report}
+    if args.json:
+        echo(json.dumps(reports if args.ablations else reports[args.variant], indent=2, ensure_ascii=False))
+        return 0
+    keys = ["server_recall@1", "server_recall@3", "server_recall@5", "server_ndcg@5", "tool_recall@5"]
+    keys += ["tool_recall@10", "complete@10", "query_ms_p50"]
+    echo("| variant | " + " | ".join(keys) + " |")
+    echo("|---" * (len(keys) + 1) + "|")
+    for name, report in reports.items():
+        echo(f"| {name} | " + " | ".join(str(report[key]) for key in keys) + " |")
+    return 0
+
+
+def _catalog_args(parser: argparse.ArgumentParser, *, bundled: bool = True) -> None:
+    help_text = "a catalogue or mcpServers JSON file (repeatable)"
+    parser.add_argument("--catalog", action="append", required=not bundled, help=help_text)
+    if bundled:
+        parser.add_argument(
+            "--no-bundled", action="store_true", help="leave out the bundled servers and mcp.json"
+        )
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``aisearch tools …`` and ``aisearch eval tool-retrieval``."""
+    from tools.catalog.decompose import MODES
+
+    group = command_group(subparsers, "tools", "the MCP catalogue and its index", "tools_command")
+    listing = group.add_parser("list", help="the catalogue's servers")
+    _catalog_args(listing)
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(func=_guard(cmd_list))
+    show = group.add_parser("show", help="one server and its tools")
+    show.add_argument("name")
+    _catalog_args(show)
+    show.set_defaults(func=_guard(cmd_show))
+    index = group.add_parser("index", help="build the catalogue's index (a no-op when nothing changed)")
+    _catalog_args(index)
+    index.set_defaults(func=_guard(cmd_index))
+    aug = group.add_parser("augment", help="synthetic queries per server from the configured LLM (cached)")
+    _catalog_args(aug)
+    aug.add_argument("--n", type=int, default=20, help="queries per server (default 20)")
+    aug.add_argument("--temperature", type=float, help="sampling temperature (default 1.2)")
+    aug.add_argument("--force", action="store_true", help="regenerate cached queries")
+    aug.set_defaults(func=_guard(cmd_augment))
+    search = group.add_parser("search", help="the top servers and tools for a query")
+    search.add_argument("query")
+    _catalog_args(search)
+    search.add_argument("--k", type=int, default=5)
+    search.add_argument("--decompose", choices=MODES, default="rules")
+    search.add_argument("--json", action="store_true")
+    search.set_defaults(func=_guard(cmd_search))
+
+    evals = command_group(subparsers, "eval", "evaluations", "eval_command")
+    tool_eval = evals.add_parser(
+        "tool-retrieval",
+        help="server and tool recall on annotated tasks (LiveMCPBench format)",
+        description="Index a catalogue (or reuse its index), retrieve for every task's Question and score "
+        "the servers and tools of its annotated tool names.",
+    )
+    _catalog_args(tool_eval, bundled=False)
+    tool_eval.add_argument(
+        "--tasks", required=True, help="annotated tasks JSON (Question, Annotator Metadata.Tools)"
+    )
+    tool_eval.add_argument("--k", type=int, default=5, help="servers retrieved (at least 5)")
+    tool_eval.add_argument("--decompose", choices=MODES, default="rules")
+    tool_eval.add_argument("--variant", default="full", help="one ablation (see evals/tool_retrieval.py)")
+    tool_eval.add_argument("--ablations", action="store_true", help="every variant, as a table")
+    tool_eval.add_argument("--json", action="store_true", help="print JSON")
+    tool_eval.set_defaults(func=_guard(cmd_eval))

@@ -1,0 +1,177 @@
+"""Intent-aware tool retrieval on a hand-made catalogue with known cosines: MaxSim per server,
+max over intents, tool hits lifted to their servers, decomposition and its fallback, augmentation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.factory import openai_chat
+from tests.support.fake_openai import fake_openai
+from tests.support.tool_catalog import BagOfWordsEmbedder, write_catalog
+from tools.catalog.augment import augment, cache_path, cached_queries
+from tools.catalog.decompose import IMPLICIT_NEEDS, decompose, implicit_intents, llm_intents, rule_intents
+from tools.catalog.index import open_tool_index
+from tools.catalog.load import load_catalog
+from tools.catalog.model import Catalog, CatalogServer
+from tools.catalog.retrieve import RetrievalOptions, ToolRetriever
+from tools.index.store import IndexStore
+
+DENSE = RetrievalOptions(k=4, bm25_weight=0.0, decompose="none")
+
+
+@pytest.fixture
+def setup(tmp_path: Path):
+    embedder = BagOfWordsEmbedder()
+    catalog = asyncio.run(load_catalog([write_catalog(tmp_path / "tools.json")], bundled=False))
+    index = open_tool_index(catalog, store=IndexStore(tmp_path / "index"), embedder=embedder)
+    return catalog, ToolRetriever(index), embedder
+
+
+def maxsim(
+    retriever: ToolRetriever, embedder: BagOfWordsEmbedder, server: str, intent: str
+) -> tuple[float, str]:
+    """By hand: the best cosine of ``intent`` with the server's description and tool records."""
+    q = embedder.vector(intent)
+    scored = [
+        (float(embedder.vector(e.text) @ q), e.kind)
+        for e in retriever.entries
+        if e.server == server and e.kind in ("server", "tool")
+    ]
+    return max(scored)
+
+
+def test_a_server_scores_its_best_record_maxsim(setup) -> None:
+    _, retriever, embedder = setup
+    result = retriever.search("railway tickets", DENSE)
+    top = result.servers[0]
+    assert top.server == "Trains"
+    expected, kind = maxsim(retriever, embedder, "Trains", "railway tickets")
+    assert top.score == pytest.approx(expected) and top.via == kind == "server"
+    assert [t.tool for t in top.tools] == ["get_tickets", "get_stations"]  # its tools, best first
+    assert len(result.servers) == 4  # k servers even though one server owns most matching records
+
+
+def test_a_tool_hit_lifts_its_server(setup) -> None:
+    _, retriever, embedder = setup
+    top = retriever.search("station codes", DENSE).servers[0]
+    assert (top.server, top.via) == ("Trains", "tool")  # "railway tickets" shares no word with it
+    assert top.tools[0].tool == "get_stations"
+    assert top.score == pytest.approx(maxsim(retriever, embedder, "Trains", "station codes")[0])
+
+
+def test_servers_take_their_best_intent(setup) -> None:
+    _, retriever, embedder = setup
+    query = "rain forecast, train tickets"
+    result = retriever.search(query, RetrievalOptions(k=2, bm25_weight=0.0, decompose="rules"))
+    assert result.intents == [query, "rain forecast", "train tickets"]
+    hits = {hit.server: hit for hit in result.servers}
+    assert set(hits) == {"Weather", "Trains"}
+    assert hits["Weather"].intent == "rain forecast" and hits["Trains"].intent == "train tickets"
+    for server, hit in hits.items():
+        by_hand = max(maxsim(retriever, embedder, server, intent)[0] for intent in result.intents)
+        assert hit.score == pytest.approx(by_hand)
+    single = retriever.search(query, RetrievalOptions(k=2, bm25_weight=0.0, decompose="none"))
+    assert single.intents == [query] and {h.intent for h in single.servers} == {query}
+
+
+def test_tools_rank_across_servers_and_ambiguous_names_keep_their_owner(setup) -> None:
+    _, retriever, _ = setup
+    result = retriever.search("write file text", DENSE)
+    assert [(t.server, t.tool) for t in result.tools[:2]] == [
+        ("Editor", "write_file"),
+        ("Files", "write_file"),
+    ]
+    assert result.servers[0].server == "Editor"
+
+
+def test_bm25_only_and_single_vector_modes(setup) -> None:
+    _, retriever, _ = setup
+    assert (
+        retriever.search("disk", RetrievalOptions(k=1, dense=False, decompose="none")).servers[0].server
+        == "Files"
+    )
+    single = retriever.search("seats", RetrievalOptions(k=1, kinds=frozenset({"summary"}), decompose="none"))
+    assert single.servers[0].via == "summary" and single.tools == []  # no tool records in this mode
+
+
+def test_rule_decomposition_and_implied_needs() -> None:
+    assert rule_intents("Find hotels in Paris and book a train, then save it.") == [
+        "Find hotels in Paris",
+        "book a train",
+        "save it",
+    ]
+    assert rule_intents("Weather?") == ["Weather?"]
+    assert implicit_intents("book a hotel for tomorrow") == [IMPLICIT_NEEDS["time"]]
+    assert implicit_intents("save the summary to /root/notes/a.md") == [IMPLICIT_NEEDS["write"]]
+    assert implicit_intents("what changed in /root/txt/log.txt") == [IMPLICIT_NEEDS["read"]]
+    assert implicit_intents("the capital of France") == []
+    assert decompose("a b and c d", "none") == ["a b and c d"]
+    assert decompose("a b and c d", keep_query=False) == ["a b", "c d"]
+
+
+def test_llm_decomposition_falls_back_to_the_rules() -> None:
+    def broken(_: list[dict[str, str]]) -> str:
+        raise ConnectionError("endpoint down")
+
+    rules = rule_intents("find flights to Rome and a hotel near the station")
+    assert llm_intents("find flights to Rome and a hotel near the station", broken) == rules
+    assert llm_intents("find flights to Rome and a hotel near the station", lambda _: "no JSON here") == rules
+    assert (
+        llm_intents("find flights to Rome and a hotel near the station", lambda _: '{"tasks": []}') == rules
+    )
+
+
+def test_llm_decomposition_through_an_openai_endpoint() -> None:
+    reply = {"tasks": ["book flight to Shanghai", "find restaurants in Shanghai"]}
+    with fake_openai([("Deconstruct the user query", reply)]) as server:
+        chat = openai_chat(server.url, "fake")
+        intents = decompose("Fly me to Shanghai and find food", "llm", chat=chat)
+    assert intents == ["Fly me to Shanghai and find food", *reply["tasks"]]
+
+
+def test_augmentation_is_generated_hot_cached_by_description_and_indexed(tmp_path: Path) -> None:
+    weather = CatalogServer("Weather", "weather forecast rain")
+    catalog = Catalog({"Weather": weather, "Files": CatalogServer("Files", "local disk")})
+    queries = ["do I need an umbrella", "will it snow in Oslo"]
+    with fake_openai([("generate 2 diverse", queries)]) as server:
+        chat = openai_chat(server.url, "fake", temperature=1.2)
+        report = augment(catalog, chat, n=2, root=tmp_path)
+        assert sorted(report.generated) == ["Files", "Weather"] and not report.failed
+        assert {body["temperature"] for body in server.bodies} == {1.2}
+        again = augment(catalog, chat, n=2, root=tmp_path)
+        assert sorted(again.cached) == ["Files", "Weather"] and len(server.bodies) == 2  # no new calls
+        changed = Catalog({"Weather": CatalogServer("Weather", "weather forecast rain and snow")})
+        assert augment(changed, chat, n=2, root=tmp_path).generated == ["Weather"]  # new text, new queries
+    assert json.loads(cache_path(weather, tmp_path).read_text())["queries"] == queries
+
+    synthetic = cached_queries(catalog, tmp_path)
+    assert synthetic["Weather"] == queries
+    embedder = BagOfWordsEmbedder()
+    index = open_tool_index(
+        catalog, store=IndexStore(tmp_path / "index"), embedder=embedder, synthetic=synthetic
+    )
+    retriever = ToolRetriever(index)
+    top = retriever.search("umbrella", RetrievalOptions(k=1, bm25_weight=0.0, decompose="none")).servers[0]
+    assert (top.server, top.via) == ("Weather", "query")
+    limited = RetrievalOptions(k=2, bm25_weight=0.0, decompose="none", synthetic_limit=0)
+    assert all(hit.via != "query" for hit in retriever.search("umbrella", limited).servers)
+
+
+def test_a_failed_generation_is_reported_and_the_rest_go_on(tmp_path: Path) -> None:
+    catalog = Catalog({"A": CatalogServer("A", "alpha"), "B": CatalogServer("B", "beta")})
+    with fake_openai([("A: alpha", "sorry, no"), ("B: beta", ["beta query"])]) as server:
+        report = augment(catalog, openai_chat(server.url, "fake"), n=1, root=tmp_path)
+    assert report.generated == ["B"] and list(report.failed) == ["A"]
+
+
+def test_scores_are_deterministic(setup) -> None:
+    _, retriever, _ = setup
+    first = retriever.search("write file", RetrievalOptions(k=4))
+    second = retriever.search("write file", RetrievalOptions(k=4))
+    assert [(h.server, h.score) for h in first.servers] == [(h.server, h.score) for h in second.servers]
+    assert np.isfinite([h.score for h in first.servers]).all()

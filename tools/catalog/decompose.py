@@ -1,0 +1,105 @@
+"""Query decomposition into atomic intents (TURA §4.1.1, Eq. 2): a cheap rule splitter, and an LLM
+decomposer (the App. A.2 prompt) that falls back to the rules when the model fails or its reply is
+not a JSON list of tasks. The original query is kept as one more intent unless asked otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+from models.structured import extract_json
+from prompts import render
+
+if TYPE_CHECKING:
+    from models.factory import ChatFn
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["rules", "llm", "none"]
+MODES: tuple[Mode, ...] = ("rules", "llm", "none")
+MAX_INTENTS = 12
+_SPLIT = re.compile(r"(?<=[.!?])\s+|,\s+|;\s+|\s+and\s+|\bthen\b", re.IGNORECASE)
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|year|weekend)"
+_RELATIVE_TIME = re.compile(
+    rf"\b(?:today|tonight|tomorrow|yesterday|now|currently|this {_WEEKDAY}|next {_WEEKDAY}|last {_WEEKDAY}"
+    r"|these days|(?:past|last|next) (?:\d+|few) ?(?:h|hours?|days?|weeks?|months?))\b",
+    re.IGNORECASE,
+)
+_PATH = re.compile(
+    r"(?:^|\s)(?:~|\.{0,2})/[\w.-]+/[\w./-]*|\b\w+\.(?:md|txt|csv|json|docx?|xlsx?|pptx?|pdf)\b"
+)
+_WRITE = re.compile(r"\b(?:save|write|create|export|store|output|generate)\b", re.IGNORECASE)
+IMPLICIT_NEEDS = {
+    "time": "get the current date and time",
+    "write": "write the result to a file on the local filesystem",
+    "read": "read a file from the local filesystem",
+}
+
+
+def rule_intents(query: str, min_words: int = 2) -> list[str]:
+    """Clauses of ``query`` split at sentence ends, commas, semicolons, "and" and "then".
+
+    Parts shorter than ``min_words`` words are dropped; when nothing is left the query itself is
+    the one intent.
+    """
+    parts = [part.strip(" .,:;") for part in _SPLIT.split(query) if part]
+    kept = [part for part in parts if len(part.split()) >= min_words]
+    return kept[:MAX_INTENTS] or [query.strip()]
+
+
+def implicit_intents(query: str) -> list[str]:
+    """Needs a query implies without stating them: the current date for relative time ("tomorrow",
+    "last 24 hours"), and file access for a path (writing it when the query says save, write, …)."""
+    needs = []
+    if _RELATIVE_TIME.search(query):
+        needs.append(IMPLICIT_NEEDS["time"])
+    if _PATH.search(query):
+        needs.append(IMPLICIT_NEEDS["write" if _WRITE.search(query) else "read"])
+    return needs
+
+
+def llm_intents(query: str, chat: ChatFn) -> list[str]:
+    """The model's atomic sub-tasks for ``query`` (``{"tasks": [...]}``), or the rules' on failure."""
+    try:
+        reply = chat([{"role": "user", "content": render("tools_decompose", query=query)}])
+        value = extract_json(reply)
+        tasks = value.get("tasks") if isinstance(value, dict) else value
+        intents = (
+            [t.strip() for t in tasks if isinstance(t, str) and t.strip()] if isinstance(tasks, list) else []
+        )
+        if intents:
+            return intents[:MAX_INTENTS]
+        log.warning("the decomposer's reply holds no tasks; using the rule splitter")
+    except Exception as exc:  # noqa: BLE001 - any model or parse failure falls back to the rules
+        log.warning("query decomposition by the model failed (%s); using the rule splitter", exc)
+    return rule_intents(query)
+
+
+def decompose(
+    query: str,
+    mode: Mode = "rules",
+    *,
+    chat: ChatFn | None = None,
+    keep_query: bool = True,
+    implicit: bool = True,
+) -> list[str]:
+    """The intents to retrieve for: the query (when ``keep_query``) and its atomic parts, de-duplicated.
+
+    Args:
+        query: The user's query.
+        mode: ``rules`` (the splitter), ``llm`` (``chat`` decomposes, rules on failure) or ``none``.
+        chat: The decomposer model (required for ``llm``; without it the rules are used).
+        keep_query: Also retrieve for the whole query (it carries the context its parts lose).
+        implicit: With the rules, add the intents of implied needs (:func:`implicit_intents`).
+    """
+    if mode == "none":
+        parts: Sequence[str] = []
+    elif mode == "llm" and chat is not None:
+        parts = llm_intents(query, chat)
+    else:
+        parts = [*rule_intents(query), *(implicit_intents(query) if implicit else [])]
+    intents = [query.strip()] if keep_query or not parts else []
+    return list(dict.fromkeys([*intents, *parts]))
