@@ -12,12 +12,9 @@ import logging
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import httpx
-from langchain_core.messages import AIMessageChunk
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -35,6 +32,8 @@ from app.eval_cli import register as register_eval
 from app.index_cli import register as register_index
 from app.models_cli import register as register_models
 from app.render import ProgressPrinter, print_answer
+from app.run_setup import Token, new_thread_id, open_checkpointer, run_stream, thread_config, thread_exists
+from app.serve_cli import register as register_serve
 from app.tools_cli import register as register_tools
 from core.query import QueryError, prepare_query
 from core.run import RunContext, open_run
@@ -156,12 +155,11 @@ async def ask(args: argparse.Namespace) -> int:
             f"[yellow]The query is long: only its first {len(prepared.text):,} characters are read.[/]"
         )
     printer = ProgressPrinter(console)
-    settings.db_path.parent.mkdir(parents=True, exist_ok=True)
-    thread_id = args.thread or uuid.uuid4().hex[:12]
-    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 200}
-    async with AsyncSqliteSaver.from_conn_string(str(settings.db_path)) as saver:
+    thread_id = args.thread or new_thread_id()
+    config = thread_config(thread_id)
+    async with open_checkpointer(settings) as saver:
         graph = build_graph(checkpointer=saver)
-        if args.thread and not (await graph.aget_state(config)).values:
+        if args.thread and not await thread_exists(graph, thread_id):
             raise UserError(
                 f"unknown thread id {args.thread!r} (in {settings.db_path}); omit --thread to start one"
             )
@@ -176,17 +174,12 @@ async def ask(args: argparse.Namespace) -> int:
             for server, error in run.tools.server_errors.items():
                 console.print(f"[yellow]MCP server {server} unavailable:[/] {error}")
             console.print(f"[dim]thread {thread_id}[/]")
-            context = RunContext(run=run)
-            stream = graph.astream(
-                {"query": args.question}, config, context=context, stream_mode=["custom", "messages"]
-            )
-            async for mode, chunk in stream:
-                if mode == "custom":
-                    printer.event(chunk)
-                elif not args.json:
-                    message, meta = chunk
-                    if meta.get("langgraph_node") == "writer" and isinstance(message, AIMessageChunk):
-                        printer.token(message.text, message.id)
+            async for item in run_stream(graph, args.question, config, RunContext(run=run)):
+                if isinstance(item, Token):
+                    if not args.json:
+                        printer.token(item.text, item.message)
+                else:
+                    printer.event(item)
         values = (await graph.aget_state(config)).values
     answer = values.get("answer") or {}
     if args.json:
@@ -238,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_eval(sub)
     register_bench(sub)
     register_tools(sub)
+    register_serve(sub)
     return parser
 
 

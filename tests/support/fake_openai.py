@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible HTTP endpoint for CLI and server tests (no model, no network).
 
 It serves ``GET /v1/models`` and ``POST /v1/chat/completions`` (plain and streamed as SSE) on
-loopback, answering each request by the first rule whose text occurs in the prompt.
+loopback, answering each request by the first rule whose text occurs in the prompt. A rule whose
+reply is an ``int`` answers with that HTTP status (a failing endpoint).
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(self.server.delay_s)
         if reply is None:
             self._send_json(400, {"error": {"message": f"no scripted reply for: {prompt[:300]}"}})
+            return
+        if isinstance(reply, int):
+            self._send_json(reply, {"error": {"message": f"scripted failure {reply}", "type": "server_error"}})
             return
         created = int(time.time())
         if not body.get("stream"):
@@ -111,11 +115,11 @@ class _Server(ThreadingHTTPServer):
         self.prompts: list[str] = []
         self.bodies: list[dict[str, Any]] = []
 
-    def reply_for(self, prompt: str) -> str | None:
+    def reply_for(self, prompt: str) -> str | int | None:
         self.prompts.append(prompt)
         for needle, reply in self.rules:
             if needle in prompt:
-                return reply if isinstance(reply, str) else json.dumps(reply)
+                return reply if isinstance(reply, str | int) else json.dumps(reply)
         return None
 
 

@@ -1,0 +1,344 @@
+"""The HTTP app: LangServe-style routes over the graph, with threads kept in the checkpointer.
+
+``aisearch serve`` runs it alone (uvicorn, loopback by default); ``langgraph.json`` mounts the
+module's :data:`app` into ``langgraph dev`` beside LangGraph Server's own routes. The routes:
+
+- ``POST /invoke``, ``/batch``, ``/stream`` (SSE), ``/stream_events`` (SSE): LangServe's bodies,
+  ``{"input": {"query": …}, "config": {"configurable": {"thread_id": …, …}}, "kwargs": {}}``;
+  a ``thread_id`` continues that thread (or starts it under that id), none starts a new one.
+- ``GET /input_schema``, ``/output_schema``, ``/config_schema``, ``/health``; OpenAPI at ``/docs``.
+- ``/conversations/{thread_id}``: ``/invoke`` and ``/stream`` continue a thread that exists (404
+  otherwise), ``/state`` and ``/history`` read it. (Not ``/threads``: mounted into ``langgraph
+  dev`` these would shadow LangGraph Server's thread routes, which Studio uses.)
+
+``/stream`` sends ``metadata`` (run and thread id), then ``data`` events, each a JSON object
+whose ``event`` says what it is (``route``, ``tools``, ``plan``, ``task_start``, ``task_end``,
+``review``, ``token``, ``answer``: ``core/events.py`` plus the Writer's tokens), then ``end``;
+a run that fails sends ``error`` first. One run per thread at a time: another gets 409.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
+from fastapi.encoders import jsonable_encoder
+from langgraph.graph.state import CompiledStateGraph
+from rich.console import Console
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.background import BackgroundTask
+
+from app.docs_cli import use_docs_server
+from app.http_bodies import THREAD_ID, BatchBody, Configurable, InvokeBody, QueryInput, RunConfig
+from app.http_guard import GuardOptions, LimitedBodyRoute, ThreadClaims, require_key
+from app.http_schemas import typed_dict_schema
+from app.run_setup import Token, new_thread_id, open_checkpointer, run_stream, thread_config, thread_exists
+from core.run import ModelProvider, Run, RunContext, open_run
+from core.settings import Settings, load_settings
+from core.state import OutputState
+from graph.builder import build_graph
+from tools.registry import load_connections
+
+log = logging.getLogger(__name__)
+
+ThreadId = Annotated[str, Path(pattern=THREAD_ID, description="A thread id, as /invoke returns it")]
+
+
+@dataclass
+class Service:
+    """What the routes share for the life of the server: settings, the graph, the open run, claims."""
+
+    settings: Settings
+    graph: CompiledStateGraph
+    run: Run
+    claims: ThreadClaims
+
+    def context(self, configurable: Configurable) -> RunContext:
+        """The run context of one request: the server's run, with this request's settings if it has any."""
+        settings = configurable.apply(self.settings)
+        if settings is self.settings:
+            return RunContext(run=self.run)
+        return RunContext(run=Run(settings, self.run.model, self.run.tools, self.run.now))
+
+
+async def service(request: Request) -> Service:
+    """The running service (503 while the server starts)."""
+    found = getattr(request.app.state, "service", None)
+    if found is None:
+        raise HTTPException(503, "the server is starting")
+    return found
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=_encodable)
+
+
+def _encodable(value: Any) -> Any:
+    try:
+        return jsonable_encoder(value)
+    except Exception:  # noqa: BLE001 - an event field with no JSON form is shown by its repr
+        return repr(value)
+
+
+def _failure(exc: BaseException) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"the run failed ({type(exc).__name__}{': ' + first if first else ''})"
+
+
+def _config(config: RunConfig, thread_id: str, run_id: uuid.UUID) -> dict[str, Any]:
+    extra: dict[str, Any] = {"run_id": run_id, "tags": config.tags, "metadata": config.metadata}
+    if config.run_name:
+        extra["run_name"] = config.run_name
+    return thread_config(thread_id, **extra)
+
+
+async def _invoke(svc: Service, query: QueryInput, config: RunConfig, thread_id: str) -> dict[str, Any]:
+    """One turn on ``thread_id``, held for its run; the answer with its metadata."""
+    run_id = uuid.uuid4()
+    with svc.claims.claim(thread_id):
+        try:
+            output = await svc.graph.ainvoke(
+                {"query": query.query},
+                _config(config, thread_id, run_id),
+                context=svc.context(config.configurable),
+            )
+        except Exception as exc:  # the graph degrades on its own; this is a bug, said in one line
+            log.exception("run %s on thread %s failed", run_id, thread_id)
+            raise HTTPException(500, _failure(exc)) from None
+    metadata = {"run_id": str(run_id), "thread_id": thread_id, "feedback_tokens": []}
+    return {"output": jsonable_encoder(output), "metadata": metadata}
+
+
+def _stream(svc: Service, body: InvokeBody, thread_id: str, *, events: bool = False) -> EventSourceResponse:
+    """The SSE response of one turn: progress and tokens (``events``: LangChain's v2 event stream)."""
+    svc.claims.take(thread_id)  # 409 now, before the response starts
+    run_id = uuid.uuid4()
+    config = _config(body.config, thread_id, run_id)
+    context = svc.context(body.config.configurable)
+
+    async def source() -> AsyncIterator[Any]:
+        if events:
+            stream = svc.graph.astream_events(
+                {"query": body.input.query}, config, context=context, version="v2"
+            )
+        else:
+            stream = run_stream(svc.graph, body.input.query, config, context)
+        async for item in stream:
+            if isinstance(item, Token):
+                yield {"event": "token", "text": item.text, "message_id": item.message}
+            else:
+                yield item
+
+    async def sse() -> AsyncIterator[ServerSentEvent]:
+        yield ServerSentEvent(_json({"run_id": str(run_id), "thread_id": thread_id}), event="metadata")
+        try:
+            async for item in source():
+                yield ServerSentEvent(_json(item), event="data")
+        except Exception as exc:  # same as _invoke, on the stream: an error event, then end
+            log.exception("streamed run %s on thread %s failed", run_id, thread_id)
+            yield ServerSentEvent(_json({"status_code": 500, "message": _failure(exc)}), event="error")
+        yield ServerSentEvent("", event="end")
+
+    async def release() -> None:  # after the stream ends, is cancelled by a disconnect, or never starts
+        svc.claims.release(thread_id)
+
+    return EventSourceResponse(sse(), background=BackgroundTask(release))
+
+
+async def _existing(svc: Service, thread_id: str) -> str:
+    if not await thread_exists(svc.graph, thread_id):
+        raise HTTPException(404, f"unknown thread id {thread_id!r}")
+    return thread_id
+
+
+def _same_thread(body: InvokeBody, thread_id: str) -> None:
+    given = body.config.configurable.thread_id
+    if given is not None and given != thread_id:
+        raise HTTPException(422, f"config.configurable.thread_id {given!r} is not the path's {thread_id!r}")
+
+
+Svc = Annotated[Service, Depends(service)]
+router = APIRouter(route_class=LimitedBodyRoute, dependencies=[Depends(require_key)])
+
+
+@router.post("/invoke", summary="Answer a query (a new thread, or the one in config.configurable)")
+async def invoke(body: InvokeBody, svc: Svc) -> dict[str, Any]:
+    """LangServe's invoke: ``{"output": <final state>, "metadata": {"run_id", "thread_id"}}``."""
+    thread_id = body.config.configurable.thread_id or new_thread_id()
+    return await _invoke(svc, body.input, body.config, thread_id)
+
+
+@router.post("/batch", summary="Answer several queries at once, each on its own thread")
+async def batch(body: BatchBody, svc: Svc) -> dict[str, Any]:
+    """LangServe's batch: ``{"output": [...], "metadata": {"run_ids", "thread_ids"}}``; the runs
+    share the server's model and tool limits, so they queue there rather than here."""
+    configs = body.configs()
+    threads = [c.configurable.thread_id or new_thread_id() for c in configs]
+    done = await asyncio.gather(
+        *(
+            _invoke(svc, query, config, thread)
+            for query, config, thread in zip(body.inputs, configs, threads, strict=True)
+        )
+    )
+    return {
+        "output": [d["output"] for d in done],
+        "metadata": {"run_ids": [d["metadata"]["run_id"] for d in done], "thread_ids": threads},
+    }
+
+
+@router.post("/stream", summary="Answer a query as server-sent events")
+async def stream(body: InvokeBody, svc: Svc) -> EventSourceResponse:
+    """Route, plan, tasks, re-plans, answer tokens, the final answer, then ``end``."""
+    return _stream(svc, body, body.config.configurable.thread_id or new_thread_id())
+
+
+@router.post("/stream_events", summary="Answer a query as LangChain's v2 event stream")
+async def stream_events(body: InvokeBody, svc: Svc) -> EventSourceResponse:
+    """Every callback event of the run (``on_chain_start``, ``on_chat_model_stream``, …) as ``data``."""
+    return _stream(svc, body, body.config.configurable.thread_id or new_thread_id(), events=True)
+
+
+@router.get("/input_schema", summary="JSON schema of the input")
+async def input_schema() -> dict[str, Any]:
+    """The schema of ``input``."""
+    return QueryInput.model_json_schema()
+
+
+@router.get("/output_schema", summary="JSON schema of the output")
+async def output_schema() -> dict[str, Any]:
+    """The schema of ``output`` (the final state a caller gets back)."""
+    return typed_dict_schema(OutputState)
+
+
+@router.get("/config_schema", summary="JSON schema of the config")
+async def config_schema() -> dict[str, Any]:
+    """The schema of ``config``: the thread id and this run's routing and budgets."""
+    return RunConfig.model_json_schema()
+
+
+@router.post("/conversations/{thread_id}/invoke", summary="Continue a thread")
+async def continue_thread(body: InvokeBody, thread_id: ThreadId, svc: Svc) -> dict[str, Any]:
+    """The next turn of an existing thread (404 when there is none)."""
+    _same_thread(body, thread_id)
+    return await _invoke(svc, body.input, body.config, await _existing(svc, thread_id))
+
+
+@router.post("/conversations/{thread_id}/stream", summary="Continue a thread as server-sent events")
+async def continue_thread_stream(body: InvokeBody, thread_id: ThreadId, svc: Svc) -> EventSourceResponse:
+    """``/stream`` on an existing thread (404 when there is none)."""
+    _same_thread(body, thread_id)
+    return _stream(svc, body, await _existing(svc, thread_id))
+
+
+@router.get("/conversations/{thread_id}/state", summary="A thread's current state")
+async def thread_state(thread_id: ThreadId, svc: Svc) -> dict[str, Any]:
+    """The thread's values (messages, last answer, …), its next nodes and whether a run holds it."""
+    snapshot = await svc.graph.aget_state(thread_config(await _existing(svc, thread_id)))
+    return {
+        "thread_id": thread_id,
+        "values": jsonable_encoder(snapshot.values),
+        "next": list(snapshot.next),
+        "checkpoint_id": snapshot.config["configurable"].get("checkpoint_id"),
+        "created_at": snapshot.created_at,
+        "busy": thread_id in svc.claims.busy,
+    }
+
+
+@router.get("/conversations/{thread_id}/history", summary="A thread's checkpoints, newest first")
+async def thread_history(
+    thread_id: ThreadId,
+    svc: Svc,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    values: Annotated[bool, Query(description="include the state values of every checkpoint")] = False,
+) -> dict[str, Any]:
+    """Each checkpoint's step, source, the nodes it ran next and (``values=true``) its values."""
+    config = thread_config(await _existing(svc, thread_id))
+    checkpoints = []
+    async for snapshot in svc.graph.aget_state_history(config, limit=limit):
+        entry = {
+            "checkpoint_id": snapshot.config["configurable"].get("checkpoint_id"),
+            "parent_checkpoint_id": (snapshot.parent_config or {})
+            .get("configurable", {})
+            .get("checkpoint_id"),
+            "created_at": snapshot.created_at,
+            "step": snapshot.metadata.get("step") if snapshot.metadata else None,
+            "source": snapshot.metadata.get("source") if snapshot.metadata else None,
+            "next": list(snapshot.next),
+        }
+        if values:
+            entry["values"] = jsonable_encoder(snapshot.values)
+        checkpoints.append(entry)
+    return {"thread_id": thread_id, "checkpoints": checkpoints}
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    guard: GuardOptions | None = None,
+    models: ModelProvider | None = None,
+    connections: dict[str, dict[str, Any]] | None = None,
+) -> FastAPI:
+    """The HTTP app. Nothing starts until the server runs its lifespan: then the settings are read
+    (default: :func:`load_settings`), the checkpointer opens and the run (models, MCP servers) with it.
+
+    Args:
+        settings: The server's settings; each request may change its routing and budgets.
+        guard: Bearer token and body limit (default: from the environment, auth off).
+        models: The chat model of each role (default: built from the settings).
+        connections: MCP connections (default: the bundled servers and ``settings.mcp_config``,
+            docsearch from the long-lived document server when it is on).
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        effective = settings or load_settings()
+        servers = connections
+        if servers is None:
+            servers = load_connections(effective.mcp_config)
+            await use_docs_server(servers, effective, Console(stderr=True))
+        async with AsyncExitStack() as stack:
+            saver = await stack.enter_async_context(open_checkpointer(effective))
+            run = await stack.enter_async_context(open_run(effective, connections=servers, models=models))
+            for name, error in run.tools.server_errors.items():
+                log.warning("MCP server %s unavailable: %s", name, error)
+            app.state.service = Service(effective, build_graph(checkpointer=saver), run, ThreadClaims())
+            log.info("serving threads from %s", effective.db_path)
+            try:
+                yield
+            finally:
+                app.state.service = None
+
+    app = FastAPI(
+        title="aisearch",
+        summary="Master, Planner, Executor and Writer agents over MCP tools, as LangServe-style routes.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.state.guard = guard or GuardOptions.from_env()
+    app.state.service = None
+
+    @app.get("/health", summary="Liveness, the thread store and the MCP servers (no auth)")
+    async def health(request: Request) -> dict[str, Any]:
+        """``ok`` once the run is open, with each MCP server's state."""
+        svc = await service(request)
+        errors = svc.run.tools.server_errors
+        return {
+            "status": "ok",
+            "threads": str(svc.settings.db_path),
+            "mcp_servers": {name: errors.get(name, "ok") for name in svc.run.tools.servers},
+            "busy_threads": len(svc.claims.busy),
+        }
+
+    app.include_router(router)
+    return app
+
+
+app = create_app()
+"""The app ``langgraph.json`` mounts and ``uvicorn app.http_api:app`` serves (settings from the environment)."""

@@ -1,0 +1,75 @@
+"""``aisearch serve``: the HTTP app (``app/http_api.py``) under uvicorn, on loopback by default.
+
+``register(subparsers)`` adds the command to the main parser (``app/cli.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+import uvicorn
+
+from app.commands import guarded
+from core.settings import load_settings
+from models.config import ConfigError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 8321
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve the HTTP API until interrupted."""
+    from app.http_api import create_app  # FastAPI and the app load only for this command
+    from app.http_guard import API_KEY_ENV, GuardOptions
+
+    settings = load_settings(args.config)
+    if args.db:
+        settings.db_path = Path(args.db).expanduser()
+    if args.mcp_config:
+        settings.mcp_config = Path(args.mcp_config).expanduser()
+    guard = GuardOptions.from_env()
+    if args.max_body_bytes is not None:
+        guard = replace(guard, max_body_bytes=args.max_body_bytes)
+    if not _loopback(args.host) and guard.api_key is None:
+        log.warning("serving on %s without auth: set %s to require a bearer token", args.host, API_KEY_ENV)
+    uvicorn.run(create_app(settings, guard=guard), host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``aisearch serve``."""
+    serve = subparsers.add_parser(
+        "serve",
+        help="serve the LangServe-style HTTP API (/invoke, /stream, /docs …)",
+        description="Serve the HTTP API: POST /invoke /batch /stream /stream_events, GET /input_schema "
+        "/output_schema /config_schema /health, /conversations/{thread_id}/… ; OpenAPI docs at /docs. "
+        "Threads persist in the SQLite checkpointer (--db / AISEARCH_DB). AISEARCH_API_KEY turns on "
+        "bearer-token auth; AISEARCH_MAX_BODY_BYTES bounds a request body (default 65536).",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    serve.add_argument(
+        "--db", help="SQLite checkpoint database (default ~/.local/share/aisearch/threads.sqlite)"
+    )
+    serve.add_argument("--mcp-config", help='an {"mcpServers": {...}} JSON file with extra MCP servers')
+    serve.add_argument(
+        "--max-body-bytes",
+        type=int,
+        help="largest request body in bytes (default $AISEARCH_MAX_BODY_BYTES or 65536)",
+    )
+    serve.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    serve.set_defaults(func=guarded(cmd_serve, (ConfigError, ValueError), code=2))
