@@ -25,22 +25,21 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
-from langgraph.graph.state import CompiledStateGraph
 from rich.console import Console
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
 from app.docs_cli import use_docs_server
-from app.http_bodies import THREAD_ID, BatchBody, Configurable, InvokeBody, QueryInput, RunConfig
+from app.http_bodies import THREAD_ID, BatchBody, InvokeBody, QueryInput, RunConfig
 from app.http_guard import GuardOptions, LimitedBodyRoute, ThreadClaims, require_key
 from app.http_schemas import typed_dict_schema
+from app.http_service import Service, service
 from app.run_setup import Token, new_thread_id, open_checkpointer, run_stream, thread_config, thread_exists
-from core.run import ModelProvider, Run, RunContext, open_run
+from core.run import ModelProvider, open_run
 from core.settings import Settings, load_settings
 from core.state import OutputState
 from graph.builder import build_graph
@@ -49,31 +48,6 @@ from tools.registry import load_connections
 log = logging.getLogger(__name__)
 
 ThreadId = Annotated[str, Path(pattern=THREAD_ID, description="A thread id, as /invoke returns it")]
-
-
-@dataclass
-class Service:
-    """What the routes share for the life of the server: settings, the graph, the open run, claims."""
-
-    settings: Settings
-    graph: CompiledStateGraph
-    run: Run
-    claims: ThreadClaims
-
-    def context(self, configurable: Configurable) -> RunContext:
-        """The run context of one request: the server's run, with this request's settings if it has any."""
-        settings = configurable.apply(self.settings)
-        if settings is self.settings:
-            return RunContext(run=self.run)
-        return RunContext(run=Run(settings, self.run.model, self.run.tools, self.run.now))
-
-
-async def service(request: Request) -> Service:
-    """The running service (503 while the server starts)."""
-    found = getattr(request.app.state, "service", None)
-    if found is None:
-        raise HTTPException(503, "the server is starting")
-    return found
 
 
 def _json(value: Any) -> str:

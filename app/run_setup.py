@@ -70,5 +70,5 @@ async def run_stream(
             yield chunk
             continue
         message, meta = chunk
-        if meta.get("langgraph_node") == "writer" and isinstance(message, AIMessageChunk):
+        if meta.get("langgraph_node") == "writer" and isinstance(message, AIMessageChunk) and message.text:
             yield Token(message.text, message.id)

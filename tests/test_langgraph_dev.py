@@ -42,6 +42,7 @@ async def test_langgraph_dev_serves_the_graph_and_answers(tmp_path) -> None:
             "AISEARCH_CLOCK_NOW": FIXED_NOW,
             "AISEARCH_CONFIG": str(tmp_path / "config.toml"),
             "LANGSMITH_TRACING": "false",
+            "AISEARCH_DB": str(tmp_path / "threads.sqlite"),
         }
         command = [
             str(LANGGRAPH) if LANGGRAPH.exists() else "langgraph",
@@ -76,6 +77,19 @@ async def test_langgraph_dev_serves_the_graph_and_answers(tmp_path) -> None:
             )
             assert result["route"] == "writer_only"
             assert result["answer"]["text"] == "The name of Emperor Han-Wu is Liu Che."
+            # the HTTP app (langgraph.json http.app) is mounted beside LangGraph Server's routes
+            served = httpx.post(
+                f"{url}/invoke", json={"input": {"query": "What is the name of Emperor Han-Wu?"}}, timeout=60
+            )
+            assert served.status_code == 200, served.text
+            assert served.json()["output"]["answer"]["text"] == "The name of Emperor Han-Wu is Liu Che."
+            thread_id = served.json()["metadata"]["thread_id"]
+            assert (
+                httpx.get(f"{url}/conversations/{thread_id}/state").json()["values"]["route"] == "writer_only"
+            )
+            assert (await client.threads.get_state(thread["thread_id"]))["values"][
+                "route"
+            ] == "writer_only", "LangGraph Server's own thread routes are not shadowed"
         finally:
             stop_process(process, timeout_s=20)
             log.close()

@@ -1,0 +1,42 @@
+"""The HTTP app's running service: what its routes share for the life of the server.
+
+Its own module (not ``app/http_api.py``): ``langgraph dev`` loads the app's file under a module
+name that is not in ``sys.modules``, where a dataclass cannot be defined.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import HTTPException, Request
+from langgraph.graph.state import CompiledStateGraph
+
+from app.http_bodies import Configurable
+from app.http_guard import ThreadClaims
+from core.run import Run, RunContext
+from core.settings import Settings
+
+
+@dataclass
+class Service:
+    """What the routes share for the life of the server: settings, the graph, the open run, claims."""
+
+    settings: Settings
+    graph: CompiledStateGraph
+    run: Run
+    claims: ThreadClaims
+
+    def context(self, configurable: Configurable) -> RunContext:
+        """The run context of one request: the server's run, with this request's settings if it has any."""
+        settings = configurable.apply(self.settings)
+        if settings is self.settings:
+            return RunContext(run=self.run)
+        return RunContext(run=Run(settings, self.run.model, self.run.tools, self.run.now))
+
+
+async def service(request: Request) -> Service:
+    """The running service (503 while the server starts)."""
+    found = getattr(request.app.state, "service", None)
+    if found is None:
+        raise HTTPException(503, "the server is starting")
+    return found
