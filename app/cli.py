@@ -32,7 +32,15 @@ from app.eval_cli import register as register_eval
 from app.index_cli import register as register_index
 from app.models_cli import register as register_models
 from app.render import ProgressPrinter, print_answer
-from app.run_setup import Token, new_thread_id, open_checkpointer, run_stream, thread_config, thread_exists
+from app.run_setup import (
+    Token,
+    new_thread_id,
+    open_checkpointer,
+    run_stream,
+    store_label,
+    thread_config,
+    thread_exists,
+)
 from app.serve_cli import register as register_serve
 from app.tools_cli import register as register_tools
 from core.query import QueryError, prepare_query
@@ -145,7 +153,7 @@ async def ask(args: argparse.Namespace) -> int:
         raise UserError(f'{exc}, e.g. aisearch ask "Who designed the Eiffel Tower?"') from None
     settings = load_settings(args.config)
     if args.db:
-        settings.db_path = Path(args.db).expanduser()
+        settings.use_db(args.db)
     if args.mcp_config:
         settings.mcp_config = Path(args.mcp_config).expanduser()
     check_endpoints(settings)
@@ -161,7 +169,7 @@ async def ask(args: argparse.Namespace) -> int:
         graph = build_graph(checkpointer=saver)
         if args.thread and not await thread_exists(graph, thread_id):
             raise UserError(
-                f"unknown thread id {args.thread!r} (in {settings.db_path}); omit --thread to start one"
+                f"unknown thread id {args.thread!r} (in {store_label(settings)}); omit --thread to start one"
             )
         indexed = True
         if not args.no_default_index and default_build_enabled():
@@ -215,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask_parser.add_argument("--json", action="store_true", help="print the final state as JSON")
     ask_parser.add_argument("--thread", help="continue the conversation of this thread id")
     ask_parser.add_argument(
-        "--db", help="SQLite checkpoint database (default ~/.local/share/aisearch/threads.sqlite)"
+        "--db",
+        help="thread store: a SQLite file (default ~/.local/share/aisearch/threads.sqlite) or a postgresql:// URL",
     )
     ask_parser.add_argument("--mcp-config", help='an {"mcpServers": {...}} JSON file with extra MCP servers')
     ask_parser.add_argument(

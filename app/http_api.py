@@ -38,7 +38,15 @@ from app.http_bodies import THREAD_ID, BatchBody, InvokeBody, QueryInput, RunCon
 from app.http_guard import GuardOptions, LimitedBodyRoute, ThreadClaims, require_key
 from app.http_schemas import typed_dict_schema
 from app.http_service import Service, service
-from app.run_setup import Token, new_thread_id, open_checkpointer, run_stream, thread_config, thread_exists
+from app.run_setup import (
+    Token,
+    new_thread_id,
+    open_checkpointer,
+    run_stream,
+    store_label,
+    thread_config,
+    thread_exists,
+)
 from core.run import ModelProvider, open_run
 from core.settings import Settings, load_settings
 from core.state import OutputState
@@ -283,7 +291,7 @@ def create_app(
             for name, error in run.tools.server_errors.items():
                 log.warning("MCP server %s unavailable: %s", name, error)
             app.state.service = Service(effective, build_graph(checkpointer=saver), run, ThreadClaims())
-            log.info("serving threads from %s", effective.db_path)
+            log.info("serving threads from %s", store_label(effective))
             try:
                 yield
             finally:
@@ -305,7 +313,7 @@ def create_app(
         errors = svc.run.tools.server_errors
         return {
             "status": "ok",
-            "threads": str(svc.settings.db_path),
+            "threads": store_label(svc.settings),
             "mcp_servers": {name: errors.get(name, "ok") for name in svc.run.tools.servers},
             "busy_threads": len(svc.claims.busy),
         }

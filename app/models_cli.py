@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from app.commands import Handler, echo, guarded
+from app.run_setup import store_label
 from core.settings import Settings, load_settings
 from models.assemble import REGISTRY, AssemblyError, assemble, status
 from models.config import ConfigError, masked
@@ -99,8 +100,12 @@ def cmd_models_assemble(args: argparse.Namespace) -> int:
 
 
 def cmd_config_show(args: argparse.Namespace) -> int:
-    """Print the effective settings as JSON, secrets masked."""
-    _print_json(masked(_settings(args)))
+    """Print the effective settings as JSON, secrets masked (a Postgres URL's password too)."""
+    settings = _settings(args)
+    data = masked(settings)
+    if settings.db_url:
+        data["db_url"] = store_label(settings)
+    _print_json(data)
     return 0
 
 

@@ -1,5 +1,6 @@
-"""What every entry point that runs the graph on threads shares: the checkpointer, a thread's
-configuration, and the run's stream reduced to progress events and answer tokens.
+"""What every entry point that runs the graph on threads shares: the checkpointer (SQLite, or
+Postgres for a ``postgresql://`` URL), a thread's configuration, and the run's stream reduced to
+progress events and answer tokens.
 
 The CLI's ``ask`` (``app/cli.py``) and the HTTP app (``app/http_api.py``) both use these, so a
 thread started on one can be continued on the other against the same database.
@@ -12,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -21,17 +23,61 @@ from langgraph.graph.state import CompiledStateGraph
 from core.events import Event
 from core.run import RunContext
 from core.settings import Settings
+from models.config import ConfigError
 
 RECURSION_LIMIT = 200
 """Supersteps one turn may take: well above what the budgets allow, so the budgets end every loop."""
 
 
+POSTGRES_POOL_SIZE = 8
+"""Connections to Postgres per process: checkpoint reads and writes are short, runs share them."""
+
+
 @asynccontextmanager
 async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointSaver]:
-    """The thread store of ``settings``: the SQLite database at ``settings.db_path`` (created if missing)."""
+    """The thread store of ``settings``: Postgres when ``settings.db_url`` is set (its tables are
+    created on first use), else the SQLite database at ``settings.db_path`` (created if missing).
+
+    Raises:
+        ConfigError: A Postgres URL without ``langgraph-checkpoint-postgres`` installed.
+    """
+    if settings.db_url:
+        async with _postgres(settings.db_url) as saver:
+            yield saver
+        return
     settings.db_path.parent.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(str(settings.db_path)) as saver:
         yield saver
+
+
+@asynccontextmanager
+async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver]:
+    try:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool
+    except ImportError as exc:
+        raise ConfigError(
+            f"threads in Postgres need langgraph-checkpoint-postgres ({exc.name} is missing): "
+            "pip install 'aisearch[postgres]'"
+        ) from None
+    # the connection settings AsyncPostgresSaver.from_conn_string uses, on a pool of them
+    options = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    async with AsyncConnectionPool(url, max_size=POSTGRES_POOL_SIZE, kwargs=options, open=False) as pool:
+        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        await saver.setup()
+        yield saver
+
+
+def store_label(settings: Settings) -> str:
+    """Where the threads are, for messages: the SQLite path, or the Postgres URL without its password."""
+    if not settings.db_url:
+        return str(settings.db_path)
+    parts = urlsplit(settings.db_url)
+    if parts.password is None:
+        return settings.db_url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
 
 
 def new_thread_id() -> str:

@@ -36,7 +36,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     if args.db:
-        settings.db_path = Path(args.db).expanduser()
+        settings.use_db(args.db)
     if args.mcp_config:
         settings.mcp_config = Path(args.mcp_config).expanduser()
     guard = GuardOptions.from_env()
@@ -55,13 +55,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="serve the LangServe-style HTTP API (/invoke, /stream, /docs …)",
         description="Serve the HTTP API: POST /invoke /batch /stream /stream_events, GET /input_schema "
         "/output_schema /config_schema /health, /conversations/{thread_id}/… ; OpenAPI docs at /docs. "
-        "Threads persist in the SQLite checkpointer (--db / AISEARCH_DB). AISEARCH_API_KEY turns on "
+        "Threads persist in the SQLite checkpointer, or in Postgres for a postgresql:// URL (--db / AISEARCH_DB). AISEARCH_API_KEY turns on "
         "bearer-token auth; AISEARCH_MAX_BODY_BYTES bounds a request body (default 65536).",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     serve.add_argument(
-        "--db", help="SQLite checkpoint database (default ~/.local/share/aisearch/threads.sqlite)"
+        "--db",
+        help="thread store: a SQLite file (default ~/.local/share/aisearch/threads.sqlite) or a postgresql:// URL",
     )
     serve.add_argument("--mcp-config", help='an {"mcpServers": {...}} JSON file with extra MCP servers')
     serve.add_argument(

@@ -7,7 +7,7 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
     max_replans = 2
 
     [paths]
-    db = "~/.local/share/aisearch/threads.sqlite"
+    db = "~/.local/share/aisearch/threads.sqlite"   # or a postgresql:// URL: threads in Postgres
     mcp_config = "./mcp.json"
 
     [docs_server]
@@ -33,6 +33,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from models.config import ConfigError, ModelSettings, model_values, read_config
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 class Budgets(BaseModel):
@@ -63,6 +65,8 @@ class Settings(ModelSettings):
     budgets: Budgets = Budgets()
     docs_server: DocsServer = DocsServer()
     db_path: Path = Path("~/.local/share/aisearch/threads.sqlite").expanduser()
+    # a postgresql:// URL: the threads live in Postgres (langgraph-checkpoint-postgres), not in db_path
+    db_url: str | None = None
     mcp_config: Path | None = None
     tool_candidates: int = Field(default=5, ge=1)
     # the Master searches the local documents before answering from memory when a quick probe finds
@@ -71,6 +75,13 @@ class Settings(ModelSettings):
     # who decides the route: "cheap" (rules, the document probe and the route classifier; the
     # Master's LLM only for what they leave open) or "llm" (the Master's LLM for every query)
     routing: Literal["cheap", "llm"] = "cheap"
+
+    def use_db(self, value: str) -> None:
+        """Keep the threads in ``value``: a ``postgresql://`` URL, or the path of a SQLite file."""
+        if value.startswith(POSTGRES_SCHEMES):
+            self.db_url = value
+        else:
+            self.db_path, self.db_url = Path(value).expanduser(), None
 
 
 def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -100,7 +111,9 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
     values["docs_server"] = docs_server
     paths = data.get("paths", {})
     db = env.get("AISEARCH_DB") or paths.get("db")
-    if db:
+    if db and str(db).startswith(POSTGRES_SCHEMES):
+        values["db_url"] = db
+    elif db:
         values["db_path"] = Path(db).expanduser()
     mcp = env.get("AISEARCH_MCP_CONFIG") or paths.get("mcp_config")
     if mcp:

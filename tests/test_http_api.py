@@ -1,5 +1,6 @@
 """``aisearch serve`` end to end: a real uvicorn server on loopback, a real HTTP client, the
-scripted OpenAI-compatible endpoint behind it, threads in a SQLite file that outlives the server."""
+scripted OpenAI-compatible endpoint behind it, threads in a SQLite file that outlives the server
+(and, where a Postgres server is installed, in a throwaway Postgres)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from models.local_server import free_port
 from tests.conftest import FIXED_NOW, REPO
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment
+from tests.support.postgres import throwaway_postgres
+from tests.support.postgres import unavailable as postgres_unavailable
 from tests.support.processes import stop_process
 
 TOKYO = "What time is it in Tokyo now?"
@@ -314,3 +317,38 @@ def test_threads_survive_a_restart_and_auth_when_a_key_is_set(served: Served, tm
     finally:
         served.headers = {}
         served.stop()
+
+
+@pytest.mark.skipif(postgres_unavailable() is not None, reason=str(postgres_unavailable()))
+def test_threads_in_postgres_survive_a_restart(endpoint: Any, tmp_path: Path) -> None:
+    (tmp_path / "config.toml").touch()
+    with throwaway_postgres() as url:
+        env = {
+            **os.environ,
+            "AISEARCH_BASE_URL": endpoint.url,
+            "AISEARCH_CLOCK_NOW": FIXED_NOW,
+            "AISEARCH_CONFIG": str(tmp_path / "config.toml"),
+            "AISEARCH_DB": url,
+            "AISEARCH_ROUTING": "llm",
+        }
+        server = Served(env, tmp_path / "serve.log")
+        server.start()
+        try:
+            assert server.get("/health").json()["threads"] == url
+            thread = server.post("/invoke", ask(TOKYO)).json()["metadata"]["thread_id"]
+            server.stop()
+            server.start()
+            state = server.get(f"/conversations/{thread}/state").json()
+            assert state["values"]["answer"]["short"] == "18:00", "the thread outlived the server"
+            follow = server.post(f"/conversations/{thread}/invoke", ask("When was he born?")).json()
+            assert follow["output"]["assessment"]["resolved_query"] == "When was Emperor Wu of Han born?"
+            assert server.get("/conversations/no-such-thread/state").status_code == 404
+            import psycopg
+
+            with psycopg.connect(url) as connection:
+                stored = connection.execute(
+                    "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread,)
+                )
+                assert stored.fetchone()[0] > 0, "the checkpoints are in Postgres"
+        finally:
+            server.stop()
