@@ -3,8 +3,9 @@
 ``python -m evals.bench_http --requests 200 --concurrency 16 --delay 0.05`` starts the scripted
 OpenAI-compatible endpoint of the tests (``tests/support/fake_openai.py``: run it from the
 repository), then ``aisearch serve`` as a subprocess on a free port with a fresh SQLite thread
-store, and sends the requests as conversations: ``requests / turns`` threads of ``turns`` turns
-each (turn 1 ``POST /invoke`` with a client-chosen thread id, the middle turns
+store (``--store postgres``: a throwaway Postgres, ``tests/support/postgres.py``; repeat
+``--store`` to compare), and sends the requests as conversations: ``requests / turns`` threads
+of ``turns`` turns each (turn 1 ``POST /invoke`` with a client-chosen thread id, the middle turns
 ``POST /conversations/{id}/invoke``, the last ``POST /conversations/{id}/stream``), the turns of a
 thread in order and at most ``concurrency`` requests in flight. Afterwards every thread's state
 and history are read back: each thread must hold exactly its own questions, in order, each once,
@@ -150,8 +151,23 @@ async def _load(url: str, requests: int, concurrency: int, turns: int) -> tuple[
     return tally, wall, problems
 
 
-def run_bench(requests: int, concurrency: int, delay_s: float, turns: int) -> dict[str, Any]:
-    """Start the endpoint and the server, send the load, check the threads; the measurements."""
+def run_bench(requests: int, concurrency: int, delay_s: float, turns: int, store: str) -> dict[str, Any]:
+    """Start the endpoint and the server, send the load, check the threads; the measurements.
+
+    ``store`` is ``sqlite`` (a fresh file) or ``postgres`` (a throwaway server with its default
+    durability, ``tests/support/postgres.py``).
+    """
+    from tests.support.postgres import throwaway_postgres
+
+    if store == "postgres":
+        with throwaway_postgres(durable=True) as url:
+            return _bench(requests, concurrency, delay_s, turns, store, url)
+    return _bench(requests, concurrency, delay_s, turns, store, None)
+
+
+def _bench(
+    requests: int, concurrency: int, delay_s: float, turns: int, store: str, db_url: str | None
+) -> dict[str, Any]:
     from models.local_server import free_port
     from tests.support.fake_openai import fake_openai
 
@@ -167,7 +183,7 @@ def run_bench(requests: int, concurrency: int, delay_s: float, turns: int) -> di
             **os.environ,
             "AISEARCH_BASE_URL": ep.url,
             "AISEARCH_CONFIG": str(root / "config.toml"),
-            "AISEARCH_DB": str(root / "threads.sqlite"),
+            "AISEARCH_DB": db_url or str(root / "threads.sqlite"),
             "AISEARCH_INDEX_DIR": str(root / "index"),
             "AISEARCH_DOCSEARCH_DEFAULT_BUILD": "0",
             "AISEARCH_DOCS_SERVER": "0",
@@ -177,6 +193,7 @@ def run_bench(requests: int, concurrency: int, delay_s: float, turns: int) -> di
         env.pop("AISEARCH_API_KEY", None)
         port = free_port()
         url = f"http://127.0.0.1:{port}"
+        load_before = os.getloadavg()[0]
         process = _serve(env, port, root / "serve.log")
         try:
             _wait_healthy(url, process, root / "serve.log")
@@ -187,6 +204,8 @@ def run_bench(requests: int, concurrency: int, delay_s: float, turns: int) -> di
         model_calls = len(ep.prompts)
     done = len(tally.seconds)
     return {
+        "store": store,
+        "load_average_before": round(load_before, 2),
         "requests": requests,
         "concurrency": concurrency,
         "turns_per_thread": turns,
@@ -204,33 +223,39 @@ def run_bench(requests: int, concurrency: int, delay_s: float, turns: int) -> di
     }
 
 
-def report(result: dict[str, Any], command: str) -> str:
-    """The Markdown report of one load test."""
+def report(results: list[dict[str, Any]], command: str) -> str:
+    """The Markdown report of a load test, one row per thread store."""
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    result = results[0]
     lines = [
         f"# HTTP load test, {now[:10]}",
         "",
         f"Command: `{command}`",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-        f"run at {now}. Server, scripted model endpoint and client share the cores.",
+        f"run at {now}. Server, scripted model endpoint and client share the cores; the 1-minute load "
+        "average before each run (other work on the machine) is in the table.",
         "",
         f"{result['requests']} requests, {result['concurrency']} in flight, as {result['threads']} "
         f"threads of {result['turns_per_thread']} turns (turn 1 `POST /invoke`, then "
         "`POST /conversations/{id}/invoke`, the last turn `POST /conversations/{id}/stream`); every "
         f"model call waits {result['model_delay_s']} s ({result['model_calls']} calls in all).",
         "",
-        "| requests ok | errors | wall (s) | throughput (req/s) | P50 (s) | P95 (s) | max (s) | thread problems |",
-        "|---|---|---|---|---|---|---|---|",
-        f"| {result['ok']} | {len(result['errors'])} | {result['wall_s']} | {result['throughput_rps']} | "
-        f"{result['p50_s']} | {result['p95_s']} | {result['max_s']} | {len(result['thread_problems'])} |",
+        "| threads in | load avg before | requests ok | errors | wall (s) | throughput (req/s) | P50 (s) "
+        "| P95 (s) | max (s) | thread problems |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        *(
+            f"| {r['store']} | {r['load_average_before']} | {r['ok']} | {len(r['errors'])} | {r['wall_s']} | "
+            f"{r['throughput_rps']} | {r['p50_s']} | {r['p95_s']} | {r['max_s']} | {len(r['thread_problems'])} |"
+            for r in results
+        ),
         "",
         "Thread problems: a thread whose stored questions are not exactly its own, in order, each once, "
         "with one answer per turn and one input checkpoint per turn (read back through "
         "`/conversations/{id}/state` and `/history` after the load).",
     ]
-    for problem in [*result["errors"], *result["thread_problems"]][:20]:
-        lines.append(f"- {problem}")
+    for r in results:
+        lines.extend(f"- {r['store']}: {problem}" for problem in [*r["errors"], *r["thread_problems"]][:20])
     return "\n".join(lines) + "\n"
 
 
@@ -241,15 +266,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--delay", type=float, default=0.05, help="seconds every model call waits")
     parser.add_argument("--turns", type=int, default=5, help="turns per thread")
+    parser.add_argument(
+        "--store",
+        action="append",
+        choices=["sqlite", "postgres"],
+        help="thread store, repeatable (default sqlite; postgres starts a throwaway server)",
+    )
     parser.add_argument("--out", type=Path, help="write the Markdown report here (and JSON beside it)")
     args = parser.parse_args(argv)
-    result = run_bench(args.requests, args.concurrency, args.delay, args.turns)
-    sys.stdout.write(json.dumps({k: v for k, v in result.items() if k not in ("errors",)}, indent=2) + "\n")
+    results = [
+        run_bench(args.requests, args.concurrency, args.delay, args.turns, s)
+        for s in args.store or ["sqlite"]
+    ]
+    for result in results:
+        sys.stdout.write(json.dumps({k: v for k, v in result.items() if k != "errors"}, indent=2) + "\n")
     if args.out:
         command = "python -m evals.bench_http " + " ".join(argv if argv is not None else sys.argv[1:])
-        args.out.write_text(report(result, command), encoding="utf-8")
-        args.out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    return 1 if result["errors"] or result["thread_problems"] else 0
+        args.out.write_text(report(results, command), encoding="utf-8")
+        args.out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 1 if any(r["errors"] or r["thread_problems"] for r in results) else 0
 
 
 if __name__ == "__main__":

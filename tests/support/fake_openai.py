@@ -52,7 +52,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, {"error": {"message": f"no scripted reply for: {prompt[:300]}"}})
             return
         if isinstance(reply, int):
-            self._send_json(reply, {"error": {"message": f"scripted failure {reply}", "type": "server_error"}})
+            self._send_json(
+                reply, {"error": {"message": f"scripted failure {reply}", "type": "server_error"}}
+            )
             return
         created = int(time.time())
         if not body.get("stream"):
