@@ -160,15 +160,19 @@ async def invoke(body: InvokeBody, svc: Svc) -> dict[str, Any]:
 @router.post("/batch", summary="Answer several queries at once, each on its own thread")
 async def batch(body: BatchBody, svc: Svc) -> dict[str, Any]:
     """LangServe's batch: ``{"output": [...], "metadata": {"run_ids", "thread_ids"}}``; the runs
-    share the server's model and tool limits, so they queue there rather than here."""
+    share the server's model and tool limits, so they queue there rather than here. When one
+    cannot run (its thread is busy: 409) the others are cancelled and the batch gets its error."""
     configs = body.configs()
     threads = [c.configurable.thread_id or new_thread_id() for c in configs]
-    done = await asyncio.gather(
-        *(
-            _invoke(svc, query, config, thread)
-            for query, config, thread in zip(body.inputs, configs, threads, strict=True)
-        )
-    )
+    try:
+        async with asyncio.TaskGroup() as group:
+            runs = [
+                group.create_task(_invoke(svc, query, config, thread))
+                for query, config, thread in zip(body.inputs, configs, threads, strict=True)
+            ]
+    except* HTTPException as failed:
+        raise failed.exceptions[0] from None
+    done = [run.result() for run in runs]
     return {
         "output": [d["output"] for d in done],
         "metadata": {"run_ids": [d["metadata"]["run_id"] for d in done], "thread_ids": threads},

@@ -283,6 +283,9 @@ def test_one_run_per_thread_and_a_client_that_disconnects_mid_stream(served: Ser
         assert next(events)[1]["event"] == "route"
         busy = served.post(f"/conversations/{thread}/invoke", ask(TOKYO))
         assert busy.status_code == 409 and "in progress" in busy.text
+        configs = [{"configurable": {}}, {"configurable": {"thread_id": thread}}]
+        batch = served.post("/batch", {"inputs": [{"query": TOKYO}, {"query": TOKYO}], "config": configs})
+        assert batch.status_code == 409, "a batch with a busy thread is refused as a whole"
     # the client left mid-run: the run is cancelled, the thread is free again, nothing leaked
     _wait_idle(served)
     assert served.process.poll() is None
