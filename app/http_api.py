@@ -29,6 +29,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
+from pydantic import TypeAdapter
 from rich.console import Console
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
@@ -36,7 +37,6 @@ from starlette.background import BackgroundTask
 from app.docs_cli import use_docs_server
 from app.http_bodies import THREAD_ID, BatchBody, InvokeBody, QueryInput, RunConfig
 from app.http_guard import GuardOptions, LimitedBodyRoute, ThreadClaims, require_key
-from app.http_schemas import typed_dict_schema
 from app.http_service import Service, service
 from app.run_setup import (
     Token,
@@ -200,7 +200,7 @@ async def input_schema() -> dict[str, Any]:
 @router.get("/output_schema", summary="JSON schema of the output")
 async def output_schema() -> dict[str, Any]:
     """The schema of ``output`` (the final state a caller gets back)."""
-    return typed_dict_schema(OutputState)
+    return TypeAdapter(OutputState).json_schema()
 
 
 @router.get("/config_schema", summary="JSON schema of the config")

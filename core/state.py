@@ -9,10 +9,11 @@ by ``agents/review.py``, task results by the Executor, the answer by the Writer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict  # pydantic builds schemas of these on Python 3.11 too
 
 from tools.hub import ToolOutcome
 
