@@ -271,7 +271,28 @@ def _wait_idle(served: Served) -> None:
         time.sleep(0.1)
 
 
-def test_one_run_per_thread_and_a_client_that_disconnects_mid_stream(served: Served) -> None:
+@pytest.fixture
+def slow_served(tmp_path: Path) -> Iterator[Served]:
+    """A server whose model answers each call after a second: a run holds its thread a while."""
+    (tmp_path / "config.toml").touch()
+    with fake_openai(RULES, delay_s=1.0) as slow:
+        env = {
+            **os.environ,
+            "AISEARCH_BASE_URL": slow.url,
+            "AISEARCH_CLOCK_NOW": FIXED_NOW,
+            "AISEARCH_CONFIG": str(tmp_path / "config.toml"),
+            "AISEARCH_DB": str(tmp_path / "threads.sqlite"),
+            "AISEARCH_ROUTING": "llm",
+        }
+        env.pop("AISEARCH_API_KEY", None)
+        server = Served(env, tmp_path / "serve.log")
+        server.start()
+        yield server
+        server.stop()
+
+
+def test_one_run_per_thread_and_a_client_that_disconnects_mid_stream(slow_served: Served) -> None:
+    served = slow_served
     assert served.process is not None
     thread = served.post("/invoke", ask(TOKYO)).json()["metadata"]["thread_id"]
     children = _children(served.process.pid)
