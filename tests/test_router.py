@@ -69,7 +69,7 @@ def test_rules_decide_computations_tools_and_named_comparisons() -> None:
     assert arithmetic and (arithmetic.complexity, arithmetic.strategy) == ("moderate", "direct")
     compared = cheap_route("Which river is longer, the Nile or the Amazon?", has_history=False, covered=True,
                            classifier=classifier)  # fmt: skip
-    assert compared and (compared.strategy, compared.facets) == ("parallel", ["Nile", "Amazon"])
+    assert compared and (compared.strategy, compared.facets) == ("direct", ["Nile", "Amazon"])
     assert classifier.calls == 0, "the rules decided before the classifier was asked"
 
 

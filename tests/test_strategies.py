@@ -79,9 +79,24 @@ async def test_a_single_hop_vote_takes_the_free_link_hop_only_where_the_server_f
     assert state["answer"]["short"] == "the Ome"
 
 
-async def test_parallel_searches_every_entity_at_once_without_the_master_llm(
+async def test_a_comparison_that_names_its_entities_is_one_search_of_the_question(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
+    team["writer"].on(WRITER, "Answer: Ostrava Tower\nBecause: It is 212 metres tall [1].")
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), COMPARISON)
+
+    assert not team["master"].calls, "the rules decided: no LLM assessment"
+    assessed = state["assessment"]
+    assert (assessed["decided_by"], assessed["strategy"], state["route"]) == ("rules", "direct", "executor")
+    assert path == ["master", "select_tools", "direct_search", "writer"]
+    assert searched(state) == [COMPARISON]
+    titles = {state["evidence"][eid]["title"] for eid in state["results"]["s1"]["evidence_ids"]}
+    assert {"Ostrava Tower", "Lindqvist Tower"} <= titles, "the question's own top passages hold both"
+
+
+async def test_parallel_searches_every_entity_at_once(team: Team, hotpot_hub: ToolHub) -> None:
+    team["master"].on(MASTER, assessment("complex", "parallel", resolved=COMPARISON))
     team["writer"].on(
         WRITER,
         lambda p: (
@@ -90,11 +105,10 @@ async def test_parallel_searches_every_entity_at_once_without_the_master_llm(
         ),
     )
 
-    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), COMPARISON)
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="llm")), COMPARISON)
 
-    assert not team["master"].calls, "the rules decided: no LLM assessment"
     assessed = state["assessment"]
-    assert (assessed["decided_by"], assessed["strategy"], state["route"]) == ("rules", "parallel", "executor")
+    assert (assessed["decided_by"], assessed["strategy"], state["route"]) == ("llm", "parallel", "executor")
     assert assessed["facets"] == ["Ostrava Tower", "Lindqvist Tower"]
     assert path == ["master", "select_tools", "parallel_search", *["search_branch"] * 3, "writer"]
     assert searched(state) == ["Ostrava Tower", "Lindqvist Tower", COMPARISON]
