@@ -377,3 +377,32 @@ def test_pdfs_are_indexed_and_a_corrupt_one_is_reported(
     embedder = HashEmbedder()
     rerun = index_paths([folder], store=store, embedder=embedder)  # unchanged files: no work
     assert rerun.embedded == 0 and embedder.texts == [] and set(store.collection("docs").all_ids()) == ids
+
+
+def test_whole_collection_reads_are_paged_and_a_first_build_needs_none(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 100k-passage build once died reading every row in one chromadb call ("too many SQL
+    variables"); whole-collection reads now go a page at a time."""
+    store = IndexStore(tmp_path / "index")
+    monkeypatch.setattr("tools.index.store.READ_PAGE", 3)
+    reads: list[int | None] = []
+    collection = store.collection("docs")
+    real_get = type(collection.chroma()).get
+
+    def counting_get(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - spy
+        if "ids" not in kwargs:
+            reads.append(kwargs.get("limit"))
+        return real_get(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(collection.chroma()), "get", counting_get)
+    report = index_paths([corpus], store=store, embedder=HashEmbedder())
+
+    assert reads == [], "a first build tokenises what it just added"
+    stored = store.collection("docs")
+    ids = stored.all_ids()
+    assert len(ids) == len(set(ids)) == report.passages_total > 3
+    assert reads and set(reads) == {3}, "every whole-collection read is a page"
+    token_ids, tokens = stored.tokens_from_chroma()
+    assert sorted(token_ids) == sorted(ids) and all(tokens)
+    assert [pid for pid, _, _ in stored.titles()] == ids

@@ -273,7 +273,9 @@ def _update_bm25(
 ) -> None:
     """Update ``bm25.json``: drop deleted ids, append added ones (or rebuild from chromadb)."""
     loaded = None if rebuild else collection.load_bm25_tokens()
-    if loaded is None or loaded[0] != generation - 1:
+    if {p.id for p in added} == stored:  # a first build: every stored passage is at hand
+        ids, tokens = [p.id for p in added], [tokenize(p.embedding_text()) for p in added]
+    elif loaded is None or loaded[0] != generation - 1:
         ids, tokens = collection.tokens_from_chroma()
     else:
         _, old_ids, old_tokens = loaded
@@ -303,6 +305,9 @@ def _update_vectors(
     import numpy as np
 
     if len(stored) > EXACT_LIMIT:
+        return
+    if added and set(added) == stored:  # a first build: every stored vector is at hand
+        collection.save_vectors(list(added), np.stack(list(added.values())), generation)
         return
     loaded = None if rebuild else collection.load_vectors()
     if loaded is not None and loaded[0] == generation - 1:

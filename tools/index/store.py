@@ -37,6 +37,8 @@ from tools.index.paths import default_index_dir, validate_collection_name
 log = logging.getLogger(__name__)
 
 CHROMA_BATCH = 1000
+READ_PAGE = 5000  # rows per chromadb read of a whole collection: one read of 100k rows overflows
+# SQLite's limit on bound variables ("too many SQL variables")
 LOCK_TIMEOUT_S = 3600.0
 _WRITERS: dict[str, int] = {}  # index root -> writes in progress in this process
 _WRITERS_LOCK = threading.Lock()
@@ -165,13 +167,23 @@ class CollectionStore:
             found.update(self.chroma().get(ids=ids[start : start + CHROMA_BATCH], include=[])["ids"])
         return found
 
+    def read_all(self, include: list[str]) -> dict[str, list[Any]]:
+        """Every stored row's id and ``include`` fields, read a page of :data:`READ_PAGE` at a time."""
+        collection = self.chroma()
+        rows: dict[str, list[Any]] = {"ids": [], **{field: [] for field in include}}
+        for offset in range(0, collection.count(), READ_PAGE):
+            page = collection.get(include=include, limit=READ_PAGE, offset=offset)  # type: ignore[arg-type]
+            for field in rows:
+                rows[field].extend(page[field])  # type: ignore[literal-required]
+        return rows
+
     def all_ids(self) -> list[str]:
         """Every passage id stored in chromadb."""
-        return list(self.chroma().get(include=[])["ids"])
+        return self.read_all([])["ids"]
 
     def titles(self) -> list[tuple[str, str, int]]:
         """Every stored passage as ``(id, title, position in its document)``."""
-        result = self.chroma().get(include=["metadatas"])
+        result = self.read_all(["metadatas"])
         return [
             (pid, str((meta or {}).get("title", "")), int((meta or {}).get("position", 0) or 0))
             for pid, meta in zip(result["ids"], result["metadatas"], strict=True)
@@ -217,7 +229,7 @@ class CollectionStore:
 
     def tokens_from_chroma(self) -> tuple[list[str], list[list[str]]]:
         """Re-tokenise every stored passage from chromadb (when ``bm25.json`` is missing or stale)."""
-        result = self.chroma().get(include=["documents", "metadatas"])
+        result = self.read_all(["documents", "metadatas"])
         tokens = [
             tokenize(
                 embedding_text(
@@ -266,7 +278,7 @@ class CollectionStore:
         """Every stored id and its embedding, read back from chromadb."""
         import numpy as np
 
-        result = self.chroma().get(include=["embeddings"])
+        result = self.read_all(["embeddings"])
         matrix = np.asarray(result["embeddings"], dtype=np.float32).reshape(len(result["ids"]), DIMENSIONS)
         return list(result["ids"]), matrix
 
