@@ -26,9 +26,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from models.local_server import server_dir
+
 RESULTS = Path(__file__).resolve().parent / "results"
 REPO = Path(__file__).resolve().parent.parent
 KINDS = ("ask", "model_server", "docs_server")
+MODEL_SERVER_CONFIG = str(server_dir() / "config.json")
 LEFTOVER_GRACE_S = 3.0
 
 
@@ -64,8 +67,8 @@ def processes() -> list[Proc]:
 
 def kind_of(proc: Proc, ask_pid: int | None, by_pid: dict[int, Proc]) -> str | None:
     """Which kind of process ``proc`` is for this benchmark, or None when it is none of them."""
-    if "models.server_launcher" in proc.cmdline:
-        return "model_server"
+    if "models.server_launcher" in proc.cmdline and MODEL_SERVER_CONFIG in proc.cmdline:
+        return "model_server"  # this user's server: not one a test suite started beside it
     if "docsearch_server" in proc.cmdline and "streamable-http" in proc.cmdline:
         return "docs_server"
     pid = proc.pid
