@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from evals.machine import machine_line
 from evals.stats import percentile
 
 REPO = Path(__file__).resolve().parent.parent
@@ -232,7 +232,7 @@ def report(results: list[dict[str, Any]], command: str) -> str:
         "",
         f"Command: `{command}`",
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"Machine: {machine_line()}; "
         f"run at {now}. Server, scripted model endpoint and client share the cores; the 1-minute load "
         "average before each run (other work on the machine) is in the table.",
         "",

@@ -12,8 +12,6 @@ final BM25 and vector-matrix writes and the process's peak resident memory.
 from __future__ import annotations
 
 import json
-import os
-import platform
 import random
 import resource
 import tempfile
@@ -25,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from evals.machine import machine_line
 from tools.index.embedder import TextEmbedder, shared_embedder
 from tools.index.ingest import index_sources
 from tools.index.sources import file_sources, under_roots
@@ -97,7 +96,7 @@ def run(n: int = 100_000, words: int = 60) -> dict[str, Any]:
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()}, {_cores()} cores, Python {platform.python_version()}",
+        "machine": machine_line(),
         "passages": report.passages_total,
         "words_per_passage": words,
         "seconds": round(seconds, 1),
@@ -127,10 +126,6 @@ def tenths(samples: list[tuple[float, int, float]], n: int) -> list[dict[str, fl
         )
         previous = mark
     return rows
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0))
 
 
 def markdown(report: dict[str, Any]) -> str:

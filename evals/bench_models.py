@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import platform
 import statistics
 import time
 import uuid
@@ -28,6 +27,7 @@ from agents.master import AssessmentReply as Assessment
 from agents.planner import PlanSketch, describe_tools
 from core.run import open_run
 from core.settings import Settings, load_settings
+from evals.machine import machine_line
 from evals.stats import percentile
 from evals.timed_run import timed_run
 from models.config import Role
@@ -289,7 +289,7 @@ async def run(repeat: int, routes: bool) -> dict[str, Any]:
         roles[role] = {"model": model, **summarise(samples)}
     report: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores, {platform.python_version()}",
+        "machine": machine_line(),
         "threads": settings.local.n_threads,
         "n_ctx": settings.local.n_ctx,
         "server_load_s": round(load_s, 2),

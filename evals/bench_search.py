@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import platform
 import statistics
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +24,7 @@ from agents.executor_search import write_subqueries
 from core.run import open_run
 from core.settings import load_settings
 from core.text import CITATION, sentences
+from evals.machine import machine_line
 from evals.stats import percentile
 from evals.timed_run import timed_run
 from models.config import ROLES
@@ -169,7 +169,7 @@ async def run() -> dict[str, Any]:
     rows = await end_to_end(settings)
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "machine": machine_line(),
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "models": {role: settings.role(role).model for role in ROLES},
         "collection": {

@@ -14,7 +14,6 @@ half of the run.
 from __future__ import annotations
 
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evals.machine import machine_line
 from models.local_server import server_dir
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -185,7 +185,7 @@ def summarize(rows: list[dict[str, Any]], samples: list[dict[str, float]]) -> di
     growth = (half[-1] - half[0]) / (len(half) - 1) if len(half) > 1 else 0.0
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}",
+        "machine": machine_line(),
         "questions": len(rows),
         "errors": sum(1 for row in rows if row["exit"] != 0),
         "tracebacks": sum(1 for row in rows if row["traceback"]),
