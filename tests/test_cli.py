@@ -8,8 +8,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+from evals.soak import processes
 from tests.conftest import FIXED_NOW, REPO
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment
@@ -96,24 +96,12 @@ def test_unknown_thread_and_unreachable_endpoint_are_clear_errors(tmp_path) -> N
 
 
 def children(pid: int) -> set[int]:
-    """Pids of the processes whose parent is ``pid``."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.add(int(stat.parent.name))
-    return found
+    """Pids of the live processes whose parent is ``pid``."""
+    return {proc.pid for proc in processes() if proc.ppid == pid}
 
 
 def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    return any(proc.pid == pid for proc in processes())
 
 
 def test_ctrl_c_during_a_model_call_ends_the_run_and_its_mcp_servers(tmp_path) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from evals.soak import processes
 from models.local_server import free_port
 from tests.conftest import FIXED_NOW, REPO
 from tests.support.fake_openai import fake_openai
@@ -91,22 +92,27 @@ def endpoint() -> Iterator[Any]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def served(endpoint: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """A server with auth off and a small body limit, its threads in a temporary database."""
-    root = tmp_path_factory.mktemp("serve")
+def serve_env(base_url: str, root: Path, **extra: str) -> dict[str, str]:
+    """The environment of a server against ``base_url``, its state under ``root``, auth off."""
     (root / "config.toml").touch()
     env = {
         **os.environ,
-        "AISEARCH_BASE_URL": endpoint.url,
+        "AISEARCH_BASE_URL": base_url,
         "AISEARCH_CLOCK_NOW": FIXED_NOW,
         "AISEARCH_CONFIG": str(root / "config.toml"),
         "AISEARCH_DB": str(root / "threads.sqlite"),
         "AISEARCH_ROUTING": "llm",
-        "AISEARCH_MAX_BODY_BYTES": str(MAX_BODY),
+        **extra,
     }
     env.pop("AISEARCH_API_KEY", None)
-    server = Served(env, root / "serve.log")
+    return env
+
+
+@pytest.fixture(scope="module")
+def served(endpoint: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """A server with auth off and a small body limit, its threads in a temporary database."""
+    root = tmp_path_factory.mktemp("serve")
+    server = Served(serve_env(endpoint.url, root, AISEARCH_MAX_BODY_BYTES=str(MAX_BODY)), root / "serve.log")
     server.start()
     yield server
     server.stop()
@@ -253,15 +259,7 @@ def test_a_failing_model_endpoint_gives_an_answer_that_says_so(served: Served) -
 
 def _children(pid: int) -> set[int]:
     """Ids of the live direct children of ``pid`` (read from ``/proc``)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text() if entry.name.isdigit() else ""
-        except OSError:
-            continue
-        if stat and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.add(int(entry.name))
-    return found
+    return {proc.pid for proc in processes() if proc.ppid == pid}
 
 
 def _wait_idle(served: Served) -> None:
@@ -274,18 +272,8 @@ def _wait_idle(served: Served) -> None:
 @pytest.fixture
 def slow_served(tmp_path: Path) -> Iterator[Served]:
     """A server whose model answers each call after a second: a run holds its thread a while."""
-    (tmp_path / "config.toml").touch()
     with fake_openai(RULES, delay_s=1.0) as slow:
-        env = {
-            **os.environ,
-            "AISEARCH_BASE_URL": slow.url,
-            "AISEARCH_CLOCK_NOW": FIXED_NOW,
-            "AISEARCH_CONFIG": str(tmp_path / "config.toml"),
-            "AISEARCH_DB": str(tmp_path / "threads.sqlite"),
-            "AISEARCH_ROUTING": "llm",
-        }
-        env.pop("AISEARCH_API_KEY", None)
-        server = Served(env, tmp_path / "serve.log")
+        server = Served(serve_env(slow.url, tmp_path), tmp_path / "serve.log")
         server.start()
         yield server
         server.stop()
@@ -345,17 +333,8 @@ def test_threads_survive_a_restart_and_auth_when_a_key_is_set(served: Served, tm
 
 @pytest.mark.skipif(postgres_unavailable() is not None, reason=str(postgres_unavailable()))
 def test_threads_in_postgres_survive_a_restart(endpoint: Any, tmp_path: Path) -> None:
-    (tmp_path / "config.toml").touch()
     with throwaway_postgres() as url:
-        env = {
-            **os.environ,
-            "AISEARCH_BASE_URL": endpoint.url,
-            "AISEARCH_CLOCK_NOW": FIXED_NOW,
-            "AISEARCH_CONFIG": str(tmp_path / "config.toml"),
-            "AISEARCH_DB": url,
-            "AISEARCH_ROUTING": "llm",
-        }
-        server = Served(env, tmp_path / "serve.log")
+        server = Served(serve_env(endpoint.url, tmp_path, AISEARCH_DB=url), tmp_path / "serve.log")
         server.start()
         try:
             assert server.get("/health").json()["threads"] == url

@@ -5,21 +5,13 @@ from __future__ import annotations
 import os
 
 from evals.soak import markdown, memory_by_kind, processes, run
-from tests.conftest import FIXED_NOW
 from tests.support.fake_openai import fake_openai
-from tests.test_cli import RULES
+from tests.test_cli import RULES, cli_env
 
 
 def test_questions_in_a_row_leave_nothing_behind_and_are_sampled(tmp_path) -> None:
-    (tmp_path / "config.toml").touch()
     with fake_openai(RULES) as server:
-        env = {
-            "AISEARCH_BASE_URL": server.url,
-            "AISEARCH_CLOCK_NOW": FIXED_NOW,
-            "AISEARCH_CONFIG": str(tmp_path / "config.toml"),
-            "AISEARCH_DB": str(tmp_path / "threads.sqlite"),
-            "AISEARCH_DOCSEARCH_DEFAULT_BUILD": "0",
-        }
+        env = cli_env(server.url, tmp_path) | {"AISEARCH_DOCSEARCH_DEFAULT_BUILD": "0"}
         report = run(["What time is it in Tokyo now?"] * 2, env, sample_s=0.2, timeout_s=120)
 
     assert (report["questions"], report["errors"], report["tracebacks"]) == (2, 0, 0)
