@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from agents.facets import comparison_facets
 from agents.route_classifier import shared_classifier
 from agents.router import CheapRoute, Classifier, cheap_route, needs_tools
-from agents.strategies import LINK_TOOL
+from agents.strategies import link_tool
 from agents.writer import build_answer
 from core.events import AnswerEvent, RouteEvent, emit
 from core.query import QueryError, prepare_query
@@ -197,14 +197,6 @@ async def probe_documents(run: Run, query: str) -> Probe | None:
     return best
 
 
-def follows_links(run: Run, probe: Probe | None) -> bool:
-    """Whether the server of the probe's search tool also follows links (``follow_links``)."""
-    if probe is None:
-        return False
-    server = run.tools.specs[probe.tool].server if probe.tool in run.tools.specs else ""
-    return f"{server}.{LINK_TOOL}" in run.tools.specs
-
-
 async def ground_in_documents(run: Run, assessment: Reading, query: str) -> Reading:
     """Probe the local documents; send a question the model would answer from memory to them when
     they cover it.
@@ -312,7 +304,7 @@ async def read_query(run: Run, state: SearchState, query: str, today: str) -> Re
         has_history=bool(state.get("messages")),
         covered=covered,
         classifier=_classifier(),
-        follows_links=covered and follows_links(run, probe),
+        follows_links=covered and probe is not None and link_tool(run, probe.tool) is not None,
     )
     if decision is not None:
         log.info("route decided by %s: %s", decision.decided_by, decision.why)

@@ -79,13 +79,19 @@ def search_tools(state: SearchState, run: Run) -> SearchTools | None:
     argument = query_argument(spec) if spec else None
     if spec is None or argument is None:
         return None
-    follow = run.tools.specs.get(f"{spec.server}.{LINK_TOOL}")
     return SearchTools(
         search=spec.name,
         argument=argument,
         full="full" in spec.parameters.get("properties", {}),
-        follow=follow.name if follow else None,
+        follow=link_tool(run, spec.name),
     )
+
+
+def link_tool(run: Run, search: str) -> str | None:
+    """The link tool (``follow_links``) of the server that serves the tool ``search``, if any."""
+    spec = run.tools.specs.get(search)
+    follow = run.tools.specs.get(f"{spec.server}.{LINK_TOOL}") if spec else None
+    return follow.name if follow else None
 
 
 def search_task(task_id: str, query: str, tools: SearchTools, k: int, deps: list[str] | None = None) -> Task:
