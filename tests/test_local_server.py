@@ -392,3 +392,18 @@ def test_resident_patch_matches_the_installed_llama_cpp() -> None:
     for name in ("_model_settings_dict", "_current_model_alias", "_default_model_alias", "_current_model"):
         assert name in source
     assert callable(LlamaProxy.load_llama_from_model_settings)
+
+
+def test_the_server_runs_with_a_fixed_malloc_mmap_threshold_unless_the_user_sets_one() -> None:
+    env = ls.server_env({"PATH": "/bin", "MALLOC_ARENA_MAX": "4"})
+    assert env["MALLOC_MMAP_THRESHOLD_"] == str(1 << 20)
+    assert env["MALLOC_TRIM_THRESHOLD_"] == str(1 << 20)
+    assert env["MALLOC_ARENA_MAX"] == "4"  # the user's own setting wins
+    assert env["PATH"] == "/bin" and env["PYTHONUNBUFFERED"] == "1"
+
+
+def test_the_started_server_process_has_the_allocator_settings(dummy: Path) -> None:
+    state, _ = ls.ensure_server_state(make_settings(dummy))
+    environ = Path(f"/proc/{state['pid']}/environ").read_bytes().split(b"\0")
+    assert f"MALLOC_MMAP_THRESHOLD_={1 << 20}".encode() in environ
+    ls.stop_server(timeout_s=5)
