@@ -75,6 +75,12 @@ class Settings(ModelSettings):
     # who decides the route: "cheap" (rules, the document probe and the route classifier; the
     # Master's LLM only for what they leave open) or "llm" (the Master's LLM for every query)
     routing: Literal["cheap", "llm"] = "cheap"
+    # human in the loop (core/human.py), set per run only (``ask --interactive``/``--review-plan``,
+    # the HTTP config), never from the file or the environment: evals and scripts never stop
+    # clarify: the Master may pause the run to ask what an ambiguous question means
+    clarify: bool = False
+    # review_plan: the run pauses after the Planner's first plan for a person to approve, edit or reject it
+    review_plan: bool = False
 
     def use_db(self, value: str) -> None:
         """Keep the threads in ``value``: a ``postgresql://`` URL, or the path of a SQLite file."""
