@@ -1,7 +1,7 @@
 """The HTTP app's request bodies, LangServe's shapes: ``{"input", "config", "kwargs"}``.
 
 ``config.configurable`` carries the thread id and the per-run settings a caller may change (the
-routing and the budgets); anything else in it is refused with 422 naming the field, so a typo
+routing, the budgets, and whether the run may pause for a person: ``clarify``, ``review_plan``); anything else in it is refused with 422 naming the field, so a typo
 never runs silently with the defaults. A bad value (an empty query, ``max_replans: -1``) is a
 422 too, checked here before anything runs.
 """
@@ -61,6 +61,14 @@ class Configurable(BaseModel):
         default=None, description="Who picks the route: rules and classifier first, or the LLM always."
     )
     budgets: BudgetOverrides | None = None  # type: ignore[valid-type]
+    clarify: bool | None = Field(
+        default=None,
+        description="The Master may pause the run to ask what an ambiguous question means (default off).",
+    )
+    review_plan: bool | None = Field(
+        default=None,
+        description="Pause after the Planner's first plan for approval, an edit or a rejection (default off).",
+    )
 
     @model_validator(mode="after")
     def _budgets_in_range(self) -> Configurable:
@@ -77,6 +85,9 @@ class Configurable(BaseModel):
         update: dict[str, Any] = {}
         if self.routing is not None:
             update["routing"] = self.routing
+        for name in ("clarify", "review_plan"):
+            if getattr(self, name) is not None:
+                update[name] = getattr(self, name)
         if overrides := self.budget_overrides():
             update["budgets"] = settings.budgets.model_copy(update=overrides)
         return settings.model_copy(update=update) if update else settings
@@ -100,6 +111,23 @@ class InvokeBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     input: QueryInput
+    config: RunConfig = RunConfig()
+    kwargs: dict[str, Any] = Field(default={}, description="Accepted for LangServe clients; unused.")
+
+
+class ResumeBody(BaseModel):
+    """``POST /conversations/{thread_id}/resume``: the reply to the run's pending request.
+
+    ``config`` is the run's: send the same ``clarify``/``review_plan`` (and budgets) as the turn
+    that paused, since the resumed run reads them again.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    resume: Any = Field(
+        description='The answer to a clarification (text), or a plan review\'s "approve", "reject", '
+        '{"action": "reject", "reason": ...} or {"action": "edit", "plan": {"tasks": [...]}}.'
+    )
     config: RunConfig = RunConfig()
     kwargs: dict[str, Any] = Field(default={}, description="Accepted for LangServe clients; unused.")
 

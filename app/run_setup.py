@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
 
 from core.events import Event
 from core.run import RunContext
@@ -103,14 +104,28 @@ class Token:
     message: str | None
 
 
-async def run_stream(
-    graph: CompiledStateGraph, query: str, config: dict[str, Any], context: RunContext
-) -> AsyncIterator[Event | Token]:
-    """Run one turn and yield what happens: the agents' progress events and the Writer's tokens.
+async def pending_requests(graph: CompiledStateGraph, config: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a paused run on the thread of ``config`` waits for: ``[{"id", "value"}]``, each value an
+    ``interrupt`` payload (``core.human``); empty when the run is not paused."""
+    snapshot = await graph.aget_state(config)
+    return [{"id": pending.id, "value": pending.value} for pending in snapshot.interrupts]
 
-    The final state is in the checkpointer when the iteration ends (``graph.aget_state(config)``).
+
+def graph_input(value: str | Command) -> dict[str, Any] | Command:
+    """What the graph is called with: a new turn's question, or a paused run's ``Command(resume=…)``."""
+    return {"query": value} if isinstance(value, str) else value
+
+
+async def run_stream(
+    graph: CompiledStateGraph, query: str | Command, config: dict[str, Any], context: RunContext
+) -> AsyncIterator[Event | Token]:
+    """Run one turn (or resume a paused one: ``Command(resume=…)``) and yield what happens: the
+    agents' progress events and the Writer's tokens.
+
+    The final state is in the checkpointer when the iteration ends (``graph.aget_state(config)``);
+    a run that paused for a person has :func:`pending_requests`.
     """
-    stream = graph.astream({"query": query}, config, context=context, stream_mode=["custom", "messages"])
+    stream = graph.astream(graph_input(query), config, context=context, stream_mode=["custom", "messages"])
     async for mode, chunk in stream:
         if mode == "custom":
             yield chunk
