@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import httpx
+from langgraph.types import Command
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -29,6 +30,7 @@ from app.bench_cli import register as register_bench
 from app.docs_cli import register as register_docs
 from app.docs_cli import use_docs_server
 from app.eval_cli import register as register_eval
+from app.human_cli import ask_person, can_ask
 from app.index_cli import register as register_index
 from app.models_cli import register as register_models
 from app.render import ProgressPrinter, print_answer
@@ -36,6 +38,7 @@ from app.run_setup import (
     Token,
     new_thread_id,
     open_checkpointer,
+    pending_requests,
     run_stream,
     store_label,
     thread_config,
@@ -158,6 +161,11 @@ async def ask(args: argparse.Namespace) -> int:
         settings.mcp_config = Path(args.mcp_config).expanduser()
     check_endpoints(settings)
     console = Console(stderr=args.json)
+    if args.interactive or args.review_plan:
+        if can_ask(sys.stdin):
+            settings.clarify, settings.review_plan = args.interactive, args.review_plan
+        else:
+            console.print("[yellow]stdin is not a terminal: nothing is asked on this run[/]")
     if prepared.trim_note:
         console.print(
             f"[yellow]The query is long: only its first {len(prepared.text):,} characters are read.[/]"
@@ -182,12 +190,18 @@ async def ask(args: argparse.Namespace) -> int:
             for server, error in run.tools.server_errors.items():
                 console.print(f"[yellow]MCP server {server} unavailable:[/] {error}")
             console.print(f"[dim]thread {thread_id}[/]")
-            async for item in run_stream(graph, args.question, config, RunContext(run=run)):
-                if isinstance(item, Token):
-                    if not args.json:
-                        printer.token(item.text, item.message)
-                else:
-                    printer.event(item)
+            turn: str | Command = args.question
+            while True:
+                async for item in run_stream(graph, turn, config, RunContext(run=run)):
+                    if isinstance(item, Token):
+                        if not args.json:
+                            printer.token(item.text, item.message)
+                    else:
+                        printer.event(item)
+                pending = await pending_requests(graph, config)
+                if not pending:
+                    break
+                turn = Command(resume=await asyncio.to_thread(ask_person, console, pending[0]["value"]))
         values = (await graph.aget_state(config)).values
     answer = values.get("answer") or {}
     if args.json:
@@ -195,6 +209,7 @@ async def ask(args: argparse.Namespace) -> int:
             "query",
             "route",
             "assessment",
+            "clarification",
             "candidate_tools",
             "plan",
             "plan_log",
@@ -227,6 +242,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="thread store: a SQLite file (default ~/.local/share/aisearch/threads.sqlite) or a postgresql:// URL",
     )
     ask_parser.add_argument("--mcp-config", help='an {"mcpServers": {...}} JSON file with extra MCP servers')
+    ask_parser.add_argument(
+        "--interactive",
+        action="store_true",
+        help="the Master may ask on the terminal what an ambiguous question means (needs a terminal)",
+    )
+    ask_parser.add_argument(
+        "--review-plan",
+        action="store_true",
+        help="show the Planner's first plan on the terminal to approve, edit or reject (needs a terminal)",
+    )
     ask_parser.add_argument(
         "--no-default-index",
         action="store_true",

@@ -11,32 +11,8 @@ import httpx
 import pytest
 
 from tests.support.fake_openai import fake_openai
-from tests.support.fakes import EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
+from tests.support.human_script import EINSTEIN, RULES, SUM, VAGUE, WHO
 from tests.test_http_api import Served, ask, serve_env, sse_events
-
-VAGUE = "When was he born?"
-WHO = "Who do you mean by 'he'?"
-SUM = "What is 17 * 23 + 4?"
-PLAN = {
-    "reasoning": "One calculation.",
-    "tasks": [
-        {
-            "id": "t1",
-            "goal": "Compute 17 * 23 + 4",
-            "tool": "python.calculate",
-            "args": {"expression": "17 * 23 + 4"},
-        }
-    ],
-}
-RULES = [  # first match wins: the Master's prompt ends with its JSON reply, the Writer's does not
-    ("(Albert Einstein)\n\nReply with JSON", assessment("simple", resolved="When was Albert Einstein born?")),
-    ('"clarify": ""', {**assessment("simple", resolved=VAGUE), "clarify": WHO}),
-    ("(Albert Einstein)", "Albert Einstein was born on 14 March 1879."),
-    (MASTER, assessment("complex", "parallel", resolved=SUM)),
-    (PLANNER, PLAN),
-    (EXEC_JUDGE, {"sufficient": True, "result": "395"}),
-    (WRITER, "395"),
-]
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +50,7 @@ def test_a_paused_run_returns_its_question_and_resume_continues_it(served: Serve
     assert done.status_code == 200, done.text
     answered = done.json()
     assert answered["interrupts"] == [] and answered["metadata"]["thread_id"] == thread
-    assert answered["output"]["answer"]["text"].startswith("Albert Einstein was born on 14 March 1879.")
+    assert answered["output"]["answer"]["text"].startswith(EINSTEIN)
     assert answered["output"]["clarification"]["answer"] == "Albert Einstein"
     assert served.get(f"/conversations/{thread}/state").json()["interrupts"] == []
 
