@@ -30,7 +30,7 @@ from app.bench_cli import register as register_bench
 from app.docs_cli import register as register_docs
 from app.docs_cli import use_docs_server
 from app.eval_cli import register as register_eval
-from app.human_cli import ask_person, can_ask
+from app.human_cli import ask_in_thread, can_ask
 from app.index_cli import register as register_index
 from app.models_cli import register as register_models
 from app.render import ProgressPrinter, print_answer
@@ -201,7 +201,7 @@ async def ask(args: argparse.Namespace) -> int:
                 pending = await pending_requests(graph, config)
                 if not pending:
                     break
-                turn = Command(resume=await asyncio.to_thread(ask_person, console, pending[0]["value"]))
+                turn = Command(resume=await ask_in_thread(console, pending[0]["value"]))
         values = (await graph.aget_state(config)).values
     answer = values.get("answer") or {}
     if args.json:

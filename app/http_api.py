@@ -218,6 +218,7 @@ async def batch(body: BatchBody, svc: Svc) -> dict[str, Any]:
     return {
         "output": [d["output"] for d in done],
         "metadata": {"run_ids": [d["metadata"]["run_id"] for d in done], "thread_ids": threads},
+        "interrupts": [d["interrupts"] for d in done],
     }
 
 

@@ -15,8 +15,13 @@ stdin is a terminal (:func:`can_ask`): piped or scripted runs never stop.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import sys
+import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -56,6 +61,56 @@ def ask_person(console: Console, request: dict[str, Any], read: Read | None = No
         return read("your answer (Enter: go on as asked): ").strip()
     except EOFError:
         return ""
+
+
+def terminal_reader(console: Console, fd: int | None = None) -> Read:
+    """Read a line from the terminal on ``fd`` (default stdin's) after printing a prompt on ``console``.
+
+    Reads the file descriptor itself, not ``sys.stdin``: a thread blocked in ``sys.stdin`` holds its
+    buffer's lock, and the interpreter aborts at exit when Ctrl-C ends the run meanwhile.
+    """
+    fd = sys.stdin.fileno() if fd is None else fd
+
+    def read(prompt: str) -> str:
+        console.print(prompt, end="")
+        console.file.flush()
+        line = bytearray()
+        while not line.endswith(b"\n"):
+            chunk = os.read(fd, 1)
+            if not chunk:
+                if not line:
+                    raise EOFError
+                break
+            line += chunk
+        return line.decode("utf-8", errors="replace").rstrip("\r\n")
+
+    return read
+
+
+async def ask_in_thread(console: Console, request: dict[str, Any]) -> Any:
+    """:func:`ask_person` on the terminal from a daemon thread, awaited.
+
+    Ctrl-C cancels the run while the person is asked (asyncio's handler cancels the main task; a
+    prompt on the loop's own thread would block until Enter), and the thread, still waiting for a
+    line, neither holds the exit up nor a lock the interpreter needs at exit.
+    """
+    loop = asyncio.get_running_loop()
+    answered: asyncio.Future[Any] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not answered.done():
+            outcome()
+
+    def work() -> None:
+        try:
+            reply = ask_person(console, request, terminal_reader(console))
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+            loop.call_soon_threadsafe(settle, partial(answered.set_exception, exc))
+        else:
+            loop.call_soon_threadsafe(settle, partial(answered.set_result, reply))
+
+    threading.Thread(target=work, name="ask-person", daemon=True).start()
+    return await answered
 
 
 def _review(console: Console, request: dict[str, Any], read: Read) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pty
+import signal
 import subprocess
 import sys
 import termios
@@ -86,6 +87,17 @@ def test_interactive_asks_the_masters_question_and_answers_the_clarified_one(tmp
         run.wait_for(EINSTEIN, after=asked)
         assert run.process.wait(timeout=60) == 0, run.text()
     assert any("When was he born? (Albert Einstein)" in prompt for prompt in server.prompts)
+
+
+def test_ctrl_c_at_the_question_ends_the_run_at_once(tmp_path) -> None:
+    with (
+        fake_openai(RULES) as server,
+        terminal("--interactive", VAGUE, base_url=server.url, tmp_path=tmp_path) as run,
+    ):
+        run.wait_for("your answer")
+        run.process.send_signal(signal.SIGINT)
+        assert run.process.wait(timeout=15) == 130, "no wait for Enter: the prompt's thread is not joined"
+        assert "Traceback" not in run.text(), run.text()
 
 
 def test_review_plan_shows_the_plan_asks_again_after_an_invalid_edit_and_runs_it_once_approved(

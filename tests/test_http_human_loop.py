@@ -68,6 +68,17 @@ def test_without_clarify_in_the_config_the_run_never_pauses(served: Served) -> N
     assert body["interrupts"] == [] and body["output"]["answer"]["text"]
 
 
+def test_a_batch_returns_each_runs_requests(served: Served) -> None:
+    body = {
+        "inputs": [{"query": VAGUE}, {"query": VAGUE}],
+        "config": [{"configurable": {"clarify": True}}, {}],
+    }
+    response = served.post("/batch", body)
+    assert response.status_code == 200, response.text
+    paused, answered = response.json()["interrupts"]
+    assert paused[0]["value"]["question"] == WHO and answered == []
+
+
 def test_plan_review_streams_an_interrupt_event_and_resume_stream_runs_the_plan(served: Served) -> None:
     with httpx.stream(
         "POST", f"{served.url}/stream", json=ask(SUM, review_plan=True), timeout=60
