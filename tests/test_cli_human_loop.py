@@ -3,6 +3,8 @@ pseudo-terminal the test types into), against the scripted endpoint; without a t
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import pty
 import signal
@@ -15,6 +17,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from rich.console import Console
+
+from app.human_cli import ask_person
 from tests.conftest import REPO
 from tests.support.fake_openai import fake_openai
 from tests.support.human_script import EINSTEIN, RULES, SUM, VAGUE, WHO
@@ -136,3 +141,45 @@ def test_without_a_terminal_nothing_is_asked_and_the_run_answers(tmp_path) -> No
     assert "stdin is not a terminal: nothing is asked on this run" in done.stdout
     assert WHO not in done.stdout and "answer" in done.stdout
     assert not any('"clarify"' in prompt for prompt in server.prompts)
+
+
+def scripted(*lines: str):
+    """A reader that types ``lines`` one by one, then Ctrl-D."""
+    typed = iter(lines)
+
+    def read(prompt: str) -> str:
+        try:
+            return next(typed)
+        except StopIteration:
+            raise EOFError from None
+
+    return read
+
+
+def test_the_terminal_reply_forms(tmp_path) -> None:
+    console = Console(file=io.StringIO(), width=200)
+    task = {"id": "t1", "goal": "Compute", "tool": "python.calculate", "args": {}, "deps": [], "returns": ""}
+    plan = {"tasks": [task], "version": 1}
+    review = {"kind": "plan_review", "plan": plan, "waves": [["t1"]], "tools": ["python.calculate"]}
+    edit = tmp_path / "plan.json"
+    edit.write_text(json.dumps({"tasks": [{"id": "a", "goal": "g"}]}))
+
+    assert ask_person(console, review, scripted("")) == "approve"
+    assert ask_person(console, review, scripted("r", "too slow")) == {
+        "action": "reject",
+        "reason": "too slow",
+    }
+    assert ask_person(console, review, scripted("e", "{not json", "x", "e", f"@{edit}")) == {
+        "action": "edit",
+        "plan": {"tasks": [{"id": "a", "goal": "g"}]},
+    }
+    assert "not a JSON plan" in console.file.getvalue()
+    assert ask_person(console, review, scripted()) == {
+        "action": "reject",
+        "reason": "no answer on the terminal",
+    }
+    question = {"kind": "clarification", "question": WHO, "error": "a clarification is answered with text"}
+    assert ask_person(console, question, scripted("  Einstein ")) == "Einstein"
+    assert ask_person(console, question, scripted()) == ""
+    shown = console.file.getvalue()
+    assert f"question {WHO}" in shown and "a clarification is answered with text" in shown
