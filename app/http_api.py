@@ -35,7 +35,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
 from app.docs_cli import use_docs_server
-from app.http_bodies import THREAD_ID, BatchBody, InvokeBody, QueryInput, RunConfig
+from app.http_bodies import THREAD_ID, BatchBody, InvokeBody, QueryInput, RunConfig, StreamEventsBody
 from app.http_guard import GuardOptions, LimitedBodyRoute, ThreadClaims, require_key
 from app.http_service import Service, service
 from app.run_setup import (
@@ -98,17 +98,18 @@ async def _invoke(svc: Service, query: QueryInput, config: RunConfig, thread_id:
     return {"output": jsonable_encoder(output), "metadata": metadata}
 
 
-def _stream(svc: Service, body: InvokeBody, thread_id: str, *, events: bool = False) -> EventSourceResponse:
-    """The SSE response of one turn: progress and tokens (``events``: LangChain's v2 event stream)."""
+def _stream(svc: Service, body: InvokeBody, thread_id: str) -> EventSourceResponse:
+    """The SSE response of one turn: progress and tokens (for a :class:`StreamEventsBody`:
+    LangChain's v2 event stream, filtered as it asks)."""
     svc.claims.take(thread_id)  # 409 now, before the response starts
     run_id = uuid.uuid4()
     config = _config(body.config, thread_id, run_id)
     context = svc.context(body.config.configurable)
 
     async def source() -> AsyncIterator[Any]:
-        if events:
+        if isinstance(body, StreamEventsBody):
             stream = svc.graph.astream_events(
-                {"query": body.input.query}, config, context=context, version="v2"
+                {"query": body.input.query}, config, context=context, version="v2", **body.filters()
             )
         else:
             stream = run_stream(svc.graph, body.input.query, config, context)
@@ -186,9 +187,9 @@ async def stream(body: InvokeBody, svc: Svc) -> EventSourceResponse:
 
 
 @router.post("/stream_events", summary="Answer a query as LangChain's v2 event stream")
-async def stream_events(body: InvokeBody, svc: Svc) -> EventSourceResponse:
+async def stream_events(body: StreamEventsBody, svc: Svc) -> EventSourceResponse:
     """Every callback event of the run (``on_chain_start``, ``on_chat_model_stream``, …) as ``data``."""
-    return _stream(svc, body, body.config.configurable.thread_id or new_thread_id(), events=True)
+    return _stream(svc, body, body.config.configurable.thread_id or new_thread_id())
 
 
 @router.get("/input_schema", summary="JSON schema of the input")
