@@ -43,6 +43,7 @@ from app.run_setup import (
 )
 from app.serve_cli import register as register_serve
 from app.tools_cli import register as register_tools
+from app.tools_config_cli import register as register_tools_config
 from core.query import QueryError, prepare_query
 from core.run import RunContext, open_run
 from core.settings import Settings, load_settings
@@ -240,13 +241,26 @@ def build_parser() -> argparse.ArgumentParser:
     register_eval(sub)
     register_bench(sub)
     register_tools(sub)
+    register_tools_config(sub)
     register_serve(sub)
     return parser
 
 
+def parse_arguments(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse ``argv``; for a command that takes a program after ``--`` (``tools add NAME -- CMD …``),
+    what follows the first ``--`` is its ``command``, whatever options it has."""
+    if "--" in argv:
+        cut = argv.index("--")
+        head = parser.parse_args(argv[:cut])
+        if getattr(head, "command_after_dashes", False):
+            head.command = argv[cut + 1 :]
+            return head
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``aisearch`` command."""
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(build_parser(), sys.argv[1:] if argv is None else argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
