@@ -122,6 +122,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_judge(args: argparse.Namespace) -> int:
+    """Give a run's answers the judge's verdicts afterwards; print the judge's part of the summary."""
+    from core.settings import load_settings
+    from evals.qa_context import build_judge
+    from evals.rejudge import judge_run
+
+    judge = build_judge(load_settings(args.config), args.judge_model, args.judge_base_url)
+    summary = asyncio.run(judge_run(_run_path(args.run), judge, n=args.n, show_progress=not args.quiet))
+    keys = [k for k in summary if k.startswith(("judge", "nwr_judge")) or k == "judged_later"]
+    print(json.dumps({key: summary[key] for key in keys}, indent=2, default=str))
+    return 0
+
+
 def cmd_routes(args: argparse.Namespace) -> int:
     """Run only the Master's route decision over a question set; write and print its report."""
     import datetime
@@ -244,3 +257,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     compare.add_argument("run_a")
     compare.add_argument("run_b")
     compare.set_defaults(func=_guard(cmd_compare))
+
+    judge = group.add_parser(
+        "judge",
+        help="judge a finished run's answers afterwards (a run made with --no-judge)",
+        description="Correctness, faithfulness and blind side-by-side verdicts for every answer of a run "
+        "that has none, into judge.jsonl beside its records (resumable); then the summary and report, "
+        "with the judge's agreement with exact match, are written again. Nothing is answered again.",
+    )
+    judge.add_argument("run", help="run directory or name under evals/results")
+    judge.add_argument("--n", type=int, help="judge only the run's first N questions")
+    judge.add_argument("--judge-model", help="judge model name (default: the writer's)")
+    judge.add_argument(
+        "--judge-base-url", help="OpenAI-compatible judge endpoint (key in AISEARCH_JUDGE_API_KEY)"
+    )
+    judge.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    judge.set_defaults(func=_guard(cmd_judge))

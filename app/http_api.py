@@ -31,26 +31,32 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
 from langgraph.types import Command
 from pydantic import TypeAdapter
-from rich.console import Console
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
-from app.docs_cli import use_docs_server
-from app.http_bodies import THREAD_ID, BatchBody, InvokeBody, QueryInput, ResumeBody, RunConfig
+from app.http_bodies import (
+    THREAD_ID,
+    BatchBody,
+    InvokeBody,
+    QueryInput,
+    ResumeBody,
+    RunConfig,
+    StreamEventsBody,
+)
 from app.http_guard import GuardOptions, LimitedBodyRoute, ThreadClaims, require_key
 from app.http_service import Service, service
 from app.run_setup import (
     Token,
     graph_input,
     new_thread_id,
-    open_checkpointer,
+    open_served,
     pending_requests,
     run_stream,
     store_label,
@@ -58,11 +64,9 @@ from app.run_setup import (
     thread_exists,
 )
 from core.human import ReplyError, read_reply
-from core.run import ModelProvider, open_run
+from core.run import ModelProvider
 from core.settings import Settings, load_settings
 from core.state import OutputState
-from graph.builder import build_graph
-from tools.registry import load_connections
 
 log = logging.getLogger(__name__)
 
@@ -136,11 +140,12 @@ def _stream(
     run_config: RunConfig,
     thread_id: str,
     *,
-    events: bool = False,
+    filters: dict[str, list[str]] | None = None,
     claimed: bool = False,
 ) -> EventSourceResponse:
-    """The SSE response of one turn (or a resumed run): progress and tokens (``events``: LangChain's
-    v2 event stream), then the requests of a run that paused; ``claimed``: the caller holds the thread."""
+    """The SSE response of one turn (or a resumed run): progress and tokens (with ``filters``:
+    LangChain's v2 event stream, filtered as :class:`StreamEventsBody` asks), then the requests of
+    a run that paused; ``claimed``: the caller holds the thread already."""
     if not claimed:
         svc.claims.take(thread_id)  # 409 now, before the response starts
     run_id = uuid.uuid4()
@@ -148,8 +153,10 @@ def _stream(
     context = svc.context(run_config.configurable)
 
     async def source() -> AsyncIterator[Any]:
-        if events:
-            stream = svc.graph.astream_events(graph_input(value), config, context=context, version="v2")
+        if filters is not None:
+            stream = svc.graph.astream_events(
+                graph_input(value), config, context=context, version="v2", **filters
+            )
         else:
             stream = run_stream(svc.graph, value, config, context)
         async for item in stream:
@@ -229,10 +236,10 @@ async def stream(body: InvokeBody, svc: Svc) -> EventSourceResponse:
 
 
 @router.post("/stream_events", summary="Answer a query as LangChain's v2 event stream")
-async def stream_events(body: InvokeBody, svc: Svc) -> EventSourceResponse:
+async def stream_events(body: StreamEventsBody, svc: Svc) -> EventSourceResponse:
     """Every callback event of the run (``on_chain_start``, ``on_chat_model_stream``, …) as ``data``."""
     thread_id = body.config.configurable.thread_id or new_thread_id()
-    return _stream(svc, body.input.query, body.config, thread_id, events=True)
+    return _stream(svc, body.input.query, body.config, thread_id, filters=body.filters())
 
 
 @router.get("/input_schema", summary="JSON schema of the input")
@@ -298,7 +305,9 @@ async def thread_state(thread_id: ThreadId, svc: Svc) -> dict[str, Any]:
         "thread_id": thread_id,
         "values": jsonable_encoder(snapshot.values),
         "next": list(snapshot.next),
-        "interrupts": jsonable_encoder([{"id": item.id, "value": item.value} for item in snapshot.interrupts]),
+        "interrupts": jsonable_encoder(
+            [{"id": item.id, "value": item.value} for item in snapshot.interrupts]
+        ),
         "checkpoint_id": snapshot.config["configurable"].get("checkpoint_id"),
         "created_at": snapshot.created_at,
         "busy": thread_id in svc.claims.busy,
@@ -353,17 +362,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         effective = settings or load_settings()
-        servers = connections
-        if servers is None:
-            servers = load_connections(effective.mcp_config)
-            await use_docs_server(servers, effective, Console(stderr=True))
-        async with AsyncExitStack() as stack:
-            saver = await stack.enter_async_context(open_checkpointer(effective))
-            run = await stack.enter_async_context(open_run(effective, connections=servers, models=models))
-            for name, error in run.tools.server_errors.items():
-                log.warning("MCP server %s unavailable: %s", name, error)
-            app.state.service = Service(effective, build_graph(checkpointer=saver), run, ThreadClaims())
-            log.info("serving threads from %s", store_label(effective))
+        async with open_served(effective, models=models, connections=connections) as served:
+            app.state.service = Service(served.settings, served.graph, served.run, ThreadClaims())
             try:
                 yield
             finally:

@@ -106,13 +106,31 @@ class RunConfig(BaseModel):
 
 
 class InvokeBody(BaseModel):
-    """``POST /invoke``, ``/stream``, ``/stream_events``."""
+    """``POST /invoke`` and ``/stream``."""
 
     model_config = ConfigDict(extra="forbid")
 
     input: QueryInput
     config: RunConfig = RunConfig()
     kwargs: dict[str, Any] = Field(default={}, description="Accepted for LangServe clients; unused.")
+
+
+class StreamEventsBody(InvokeBody):
+    """``POST /stream_events``: LangServe's body, with its filters of LangChain's event stream."""
+
+    include_names: list[str] | None = None
+    include_types: list[str] | None = None
+    include_tags: list[str] | None = None
+    exclude_names: list[str] | None = None
+    exclude_types: list[str] | None = None
+    exclude_tags: list[str] | None = None
+
+    def filters(self) -> dict[str, list[str]]:
+        """The filters set, as ``astream_events`` keyword arguments."""
+        return self.model_dump(include=EVENT_FILTERS, exclude_none=True)
+
+
+EVENT_FILTERS = {f"{verb}_{kind}" for verb in ("include", "exclude") for kind in ("names", "types", "tags")}
 
 
 class ResumeBody(BaseModel):

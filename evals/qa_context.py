@@ -56,7 +56,7 @@ async def open_context(
     parts of a run; everything started here is stopped on exit."""
 
     from evals.retrieval import default_eval_index_dir
-    from models.factory import CompatibleChatOpenAI, build_chat_model
+    from models.factory import build_chat_model
     from tools.index.ingest import index_sources
     from tools.index.search import Searcher
     from tools.index.sources import file_source
@@ -95,20 +95,23 @@ async def open_context(
             log.warning("MCP server %s unavailable: %s", server, error)
         needs_baselines = any(s in systems for s in ("rag", "closed_book"))
         baselines = Baselines(models("writer"), searcher) if needs_baselines else None
-        grader = None
-        if judge:
-            if judge_base_url or judge_model:
-                writer = settings.role("writer")
-                model = CompatibleChatOpenAI(
-                    model=judge_model or writer.model,
-                    base_url=judge_base_url or build_chat_model("writer", settings).openai_api_base,
-                    api_key=os.environ.get("AISEARCH_JUDGE_API_KEY") or writer.api_key or "not-needed",
-                    timeout=writer.timeout_s,
-                    max_retries=1,
-                )
-                grader = Judge(model, constrain=judge_base_url is None)
-            else:
-                grader = Judge(
-                    build_chat_model("writer", settings), constrain=settings.role("writer").constrain_json
-                )
+        grader = build_judge(settings, judge_model, judge_base_url) if judge else None
         yield QAContext(run=run, baselines=baselines, judge=grader)
+
+
+def build_judge(settings: Any, judge_model: str | None = None, judge_base_url: str | None = None) -> Judge:
+    """The judge: the Writer's model, or ``judge_model`` at ``judge_base_url`` (its key from
+    ``AISEARCH_JUDGE_API_KEY``); JSON-constrained decoding only on the project's own endpoint."""
+    from models.factory import CompatibleChatOpenAI, build_chat_model
+
+    writer = settings.role("writer")
+    if not (judge_base_url or judge_model):
+        return Judge(build_chat_model("writer", settings), constrain=writer.constrain_json)
+    model = CompatibleChatOpenAI(
+        model=judge_model or writer.model,
+        base_url=judge_base_url or build_chat_model("writer", settings).openai_api_base,
+        api_key=os.environ.get("AISEARCH_JUDGE_API_KEY") or writer.api_key or "not-needed",
+        timeout=writer.timeout_s,
+        max_retries=1,
+    )
+    return Judge(model, constrain=judge_base_url is None)

@@ -44,14 +44,13 @@ from evals.qa_context import QAContext
 from evals.qa_data import load_questions
 from evals.qa_evaluators import EVALUATORS, trajectory_checks
 from evals.qa_records import aisearch_record, error_record
-from evals.summary import load_records, summarise
+from evals.summary import RECORDS, load_records, load_run_records, summarise
 from evals.trace import traced_run
 
 log = logging.getLogger(__name__)
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SYSTEMS = ("aisearch", "rag", "closed_book")
-RECORDS = "questions.jsonl"
 
 
 @dataclass
@@ -260,7 +259,7 @@ async def run_qa(
                 if result.key == "trajectory.expected_route" and result.score == 0:
                     flagged.append({"id": row["example"].inputs["id"], "comment": result.comment})
     bar.close()
-    records = [r for r in load_records(records_path) if r["id"] in {q["id"] for q in questions}]
+    records = [r for r in load_run_records(run_dir) if r["id"] in {q["id"] for q in questions}]
     config.update(environment())
     config["date"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     summary = summarise(records, config)
