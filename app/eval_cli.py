@@ -31,6 +31,9 @@ QA_KEYS = (
 )
 
 
+JUDGE_TIMEOUT_S = 600.0  # a CQED judge reply (ratings and CSV, up to 1,024 tokens) on a CPU
+
+
 def _qa_command(args: argparse.Namespace) -> str:
     """The command line that reproduces (or resumes) this run."""
     words = ["aisearch", "eval", "qa", "--data", args.data]
@@ -158,7 +161,11 @@ def cmd_cqed(args: argparse.Namespace) -> int:
             judge_base_url=args.judge_base_url,
             search_index=True,
         ) as context:
-            judge = CqedJudge(context.judge_model, context_tokens=options.judge_context_tokens)
+            judge = CqedJudge(
+                context.judge_model,
+                context_tokens=options.judge_context_tokens,
+                timeout_s=max(settings.role("writer").timeout_s, JUDGE_TIMEOUT_S),
+            )
             return await run_cqed(options, context, judge, queries=queries, show_progress=not args.quiet)
 
     summary = asyncio.run(go())
@@ -171,10 +178,14 @@ def cmd_cqed(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Re-render a run's report (and plots) from its per-question records."""
+    """Re-render a run's report (and plots) from its per-question records (a QA or a CQED run)."""
+    from evals.cqed import RECORDS as CQED_RECORDS
+    from evals.cqed_report import write_report as write_cqed_report
     from evals.report import write_report
 
-    path = write_report(_run_path(args.run))
+    run_dir = _run_path(args.run)
+    cqed = (run_dir / CQED_RECORDS).exists() and not (run_dir / "questions.jsonl").exists()
+    path = write_cqed_report(run_dir) if cqed else write_report(run_dir)
     print(path.read_text(encoding="utf-8"))
     return 0
 
@@ -241,8 +252,8 @@ def _run_path(run: str) -> Path:
     path = Path(run).expanduser()
     if not path.exists() and (RESULTS_DIR / run).exists():
         path = RESULTS_DIR / run
-    if not (path / "questions.jsonl").exists():
-        raise FileNotFoundError(f"no evaluation run at {path} (expected questions.jsonl there)")
+    if not (path / "questions.jsonl").exists() and not (path / "cqed.jsonl").exists():
+        raise FileNotFoundError(f"no evaluation run at {path} (expected questions.jsonl or cqed.jsonl there)")
     return path
 
 
@@ -320,7 +331,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     cqed.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     cqed.set_defaults(func=_guard(cmd_cqed))
 
-    report = group.add_parser("report", help="re-render a run's report and plots")
+    report = group.add_parser("report", help="re-render a run's report (and a QA run's plots)")
     report.add_argument("run", help="run directory or name under evals/results")
     report.set_defaults(func=_guard(cmd_report))
 

@@ -129,15 +129,31 @@ class CqedJudge:
     """Rates three answers to one query with SRSA's judge prompts on one chat model."""
 
     def __init__(
-        self, model: BaseChatModel, context_tokens: int = 4096, output_tokens: int = OUTPUT_TOKENS
+        self,
+        model: BaseChatModel,
+        context_tokens: int = 4096,
+        output_tokens: int = OUTPUT_TOKENS,
+        timeout_s: float | None = None,
     ) -> None:
-        """Judge with ``model`` (deterministic decoding) whose context holds ``context_tokens``."""
+        """Judge with ``model`` (deterministic decoding) whose context holds ``context_tokens``.
+
+        Args:
+            model: the judge's chat model.
+            context_tokens: the judge's context window, in tokens.
+            output_tokens: the reply's limit (the ratings and the CSV).
+            timeout_s: a per-request timeout for an OpenAI-compatible model (a 1,024-token reply
+                from a small local model on a CPU takes minutes); ``None`` keeps the model's own.
+        """
         self.model = model
         self.context_tokens = context_tokens
         self.output_tokens = output_tokens
+        self.timeout_s = timeout_s
 
     async def _call(self, messages: list[BaseMessage], max_tokens: int) -> str:
-        reply = await self.model.bind(temperature=0, max_tokens=max_tokens).ainvoke(messages)
+        options: dict[str, Any] = {"temperature": 0, "max_tokens": max_tokens}
+        if self.timeout_s is not None:
+            options["timeout"] = self.timeout_s
+        reply = await self.model.bind(**options).ainvoke(messages)
         return strip_thinking(message_text(reply))[:MAX_REPLY_CHARS]
 
     def _repair_messages(self, prompt: JudgePrompt, reply: str, missing: list[str]) -> list[BaseMessage]:
