@@ -41,7 +41,9 @@ def unstreamed(model: Any) -> Any:
     return model.model_copy(update={"streaming": False}) if getattr(model, "streaming", False) else model
 
 
-def judge_chat_model(settings: Any, model: str | None = None, base_url: str | None = None) -> tuple[Any, bool]:
+def judge_chat_model(
+    settings: Any, model: str | None = None, base_url: str | None = None
+) -> tuple[Any, bool]:
     """The judge's chat model and whether to ask it for schema-constrained JSON.
 
     Default: the Writer's model (the local 1.5B unless configured otherwise). With ``model`` or
