@@ -59,16 +59,16 @@ async def judge_run(
             with open(run / VERDICTS, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(line) + "\n")
             bar.update(1)
-    config_path = run / "config.json"
-    config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
-    records = load_run_records(run)
     previous = run / "summary.json"
-    summary = summarise(records, config)
-    if previous.exists():  # what only the live run could know
-        kept = json.loads(previous.read_text(encoding="utf-8"))
-        for key in ("trajectory_checks", "langsmith"):
-            if key in kept:
-                summary[key] = kept[key]
+    kept = json.loads(previous.read_text(encoding="utf-8")) if previous.exists() else {}
+    config_path = run / "config.json"
+    config = kept.get("config") or (  # the live run's config has its machine, versions and date
+        json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
+    )
+    summary = summarise(load_run_records(run), config)
+    for key in ("trajectory_checks", "langsmith"):  # what only the live run could know
+        if key in kept:
+            summary[key] = kept[key]
     summary["judged_later"] = {
         "now": len(todo),
         "total": len(load_records(run / VERDICTS)),

@@ -215,4 +215,5 @@ async def test_a_run_without_judge_is_judged_afterwards_resumably_and_its_summar
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["judge_agreement"] == {"aisearch": 1.0, "rag": 1.0}
     assert summary["judge_ties"] == 3 and "trajectory_checks" in summary
+    assert summary["config"]["date"] and summary["config"]["machine"], "the live run's config is kept"
     assert "judge" in (run_dir / "report.md").read_text().lower()
