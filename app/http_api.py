@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -36,7 +37,7 @@ from starlette.background import BackgroundTask
 
 from app.docs_cli import use_docs_server
 from app.http_bodies import THREAD_ID, BatchBody, InvokeBody, QueryInput, RunConfig, StreamEventsBody
-from app.http_guard import GuardOptions, LimitedBodyRoute, ThreadClaims, require_key
+from app.http_guard import GuardOptions, LimitedBodyRoute, require_key
 from app.http_service import Service, service
 from app.run_setup import (
     Token,
@@ -47,6 +48,7 @@ from app.run_setup import (
     thread_config,
     thread_exists,
 )
+from app.thread_locks import open_claims
 from core.run import ModelProvider, open_run
 from core.settings import Settings, load_settings
 from core.state import OutputState
@@ -234,7 +236,7 @@ async def thread_state(thread_id: ThreadId, svc: Svc) -> dict[str, Any]:
         "next": list(snapshot.next),
         "checkpoint_id": snapshot.config["configurable"].get("checkpoint_id"),
         "created_at": snapshot.created_at,
-        "busy": thread_id in svc.claims.busy,
+        "busy": svc.claims.held(thread_id),
     }
 
 
@@ -292,10 +294,11 @@ def create_app(
             await use_docs_server(servers, effective, Console(stderr=True))
         async with AsyncExitStack() as stack:
             saver = await stack.enter_async_context(open_checkpointer(effective))
+            claims = stack.enter_context(open_claims(effective))
             run = await stack.enter_async_context(open_run(effective, connections=servers, models=models))
             for name, error in run.tools.server_errors.items():
                 log.warning("MCP server %s unavailable: %s", name, error)
-            app.state.service = Service(effective, build_graph(checkpointer=saver), run, ThreadClaims())
+            app.state.service = Service(effective, build_graph(checkpointer=saver), run, claims)
             log.info("serving threads from %s", store_label(effective))
             try:
                 yield
@@ -313,7 +316,8 @@ def create_app(
 
     @app.get("/health", summary="Liveness, the thread store and the MCP servers (no auth)")
     async def health(request: Request) -> dict[str, Any]:
-        """``ok`` once the run is open, with each MCP server's state."""
+        """``ok`` once the run is open, with each MCP server's state and this worker's process id
+        and runs (``aisearch serve --workers N`` runs N of them on one port)."""
         svc = await service(request)
         errors = svc.run.tools.server_errors
         return {
@@ -321,6 +325,7 @@ def create_app(
             "threads": store_label(svc.settings),
             "mcp_servers": {name: errors.get(name, "ok") for name in svc.run.tools.servers},
             "busy_threads": len(svc.claims.busy),
+            "worker_pid": os.getpid(),
         }
 
     app.include_router(router)
