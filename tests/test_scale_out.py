@@ -20,9 +20,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi import HTTPException
 
 from app.serve_workers import WORKER_HEADER, worker_environment
-from app.thread_locks import lock_key
+from app.thread_locks import PostgresThreadClaims, lock_key
 from evals.soak import processes
 from models.local_server import free_port
 from tests.conftest import REPO
@@ -51,8 +52,8 @@ RULES = [  # first match wins; the Writer's prompt holds the question too, with 
 DELAY_S = 0.4
 """Every scripted model call waits this long: a turn (about five calls) holds its thread ~2 s."""
 TRIES = 12
-
-pytestmark = pytest.mark.skipif(postgres_unavailable() is not None, reason=str(postgres_unavailable()))
+START_TIMEOUT_S = 300
+"""Two workers each load the embedder (docsearch) and start their MCP servers: minutes on a busy 2-core machine."""
 
 
 def test_a_chroma_url_must_name_a_server() -> None:
@@ -83,6 +84,43 @@ def test_several_workers_need_the_threads_in_postgres(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "--workers 2 needs the threads in Postgres" in done.stderr
+
+
+def _locked_elsewhere(url: str, thread_id: str) -> bool:
+    """Whether a session other than a new one holds ``thread_id``'s lock (the new one lets go)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        key = lock_key(thread_id)
+        if connection.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+            connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            return False
+        return True
+
+
+def test_claims_hold_across_connections_and_outlive_a_dropped_one(database: str) -> None:
+    import psycopg
+
+    first, second = PostgresThreadClaims(url=database), PostgresThreadClaims(url=database)
+    first.connect()
+    second.connect()
+    try:
+        first.take("thread-a")
+        assert second.held("thread-a") and not second.held("thread-b")
+        with pytest.raises(HTTPException) as refused:
+            second.take("thread-a")
+        assert refused.value.status_code == 409
+        with psycopg.connect(database, autocommit=True) as admin:  # the server drops first's session
+            admin.execute("SELECT pg_terminate_backend(%s)", (first._connection.info.backend_pid,))
+        first.take("thread-b")  # reconnects, and takes thread-a's lock again on the new session
+        assert _locked_elsewhere(database, "thread-a") and _locked_elsewhere(database, "thread-b")
+        first.release("thread-a")
+        assert not second.held("thread-a")
+        second.take("thread-a")
+    finally:
+        first.close()
+        second.close()
+    assert not _locked_elsewhere(database, "thread-b"), "closing the connection let go of its locks"
 
 
 @dataclass
@@ -142,7 +180,10 @@ def remote_index(chroma_server: ChromaServer, tmp_path_factory: pytest.TempPathF
 
 @pytest.fixture(scope="module")
 def database() -> Iterator[str]:
-    """A throwaway Postgres for the threads and their locks."""
+    """A throwaway Postgres for the threads and their locks (skipped, with the reason, without one)."""
+    reason = postgres_unavailable()
+    if reason:
+        pytest.skip(reason)
     with throwaway_postgres() as url:
         yield url
 
@@ -163,7 +204,7 @@ def workers(
             AISEARCH_DOCS_SERVER="0",  # docsearch over stdio in each worker: nothing outlives the test
             **{CHROMA_URL_ENV: chroma_server.url},
         )
-        server = Served(env, root / "serve.log")
+        server = Served(env, root / "serve.log", start_timeout_s=START_TIMEOUT_S)
         server.start("--workers", "2")
         assert server.process is not None
         started: set[int] = set()
@@ -194,7 +235,7 @@ def _both_workers_up(server: Served) -> set[int]:
     """Wait until both workers answer ``/health``; the server's processes then."""
     assert server.process is not None
     seen: set[int] = set()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + START_TIMEOUT_S
     while len(seen) < 2:
         assert server.process.poll() is None, "the server exited:\n" + server.log_path.read_text()[-3000:]
         assert time.monotonic() < deadline, (
