@@ -8,7 +8,8 @@ drops its connection, which releases its locks.
 
 The checks are short blocking calls on that one connection (a loopback round trip is well under a
 millisecond), made from the event loop because the claims' interface is synchronous: the 409 must
-come before a streamed response starts.
+come before a streamed response starts. A connection that broke is opened again (within 5 s, else
+the request gets 503) and this process's claims are locked again on it.
 """
 
 from __future__ import annotations
@@ -60,9 +61,9 @@ class PostgresThreadClaims(ThreadClaims):
     process's.
     """
 
-    url: str = ""
-    _connection: Any = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    url: str = field(default="", repr=False)  # may hold a password
+    _connection: Any = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def connect(self) -> None:
         """Open the claims' connection (autocommit: a session lock needs no transaction)."""
@@ -108,7 +109,12 @@ class PostgresThreadClaims(ThreadClaims):
         if thread_id not in self.busy:
             return
         self.busy.discard(thread_id)
-        if not self._query("SELECT pg_advisory_unlock(%s)", (lock_key(thread_id),)):
+        try:
+            unlocked = self._query("SELECT pg_advisory_unlock(%s)", (lock_key(thread_id),))
+        except HTTPException:  # Postgres is unreachable: the session, and the lock with it, is gone
+            log.warning("could not unlock thread %s: Postgres is unreachable", thread_id)
+            return
+        if not unlocked:
             log.warning("thread %s was not locked in Postgres when its run ended", thread_id)
 
     def held(self, thread_id: str) -> bool:

@@ -205,16 +205,21 @@ def workers(
             **{CHROMA_URL_ENV: chroma_server.url},
         )
         server = Served(env, root / "serve.log", start_timeout_s=START_TIMEOUT_S)
-        server.start("--workers", "2")
-        assert server.process is not None
         started: set[int] = set()
         try:
+            server.start("--workers", "2")
+            assert server.process is not None
             started = _both_workers_up(server)
             yield server
             started |= _descendants(server.process.pid)
         finally:
-            server.stop()
-        left = [f"{proc.pid} {proc.cmdline}" for proc in processes() if proc.pid in started]
+            server.stop()  # also when the start failed: nothing of it keeps running
+        # what exits as its parent goes (multiprocessing's resource tracker reads EOF) gets a moment
+        deadline = time.monotonic() + 10
+        while (left := [f"{p.pid} {p.cmdline}" for p in processes() if p.pid in started]) and (
+            time.monotonic() < deadline
+        ):
+            time.sleep(0.1)
         assert not left, f"processes left behind: {left}"
 
 
