@@ -14,7 +14,6 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -30,10 +29,13 @@ from app.docs_cli import register as register_docs
 from app.docs_cli import use_docs_server
 from app.eval_cli import register as register_eval
 from app.index_cli import register as register_index
+from app.mcp_cli import register as register_mcp
 from app.models_cli import register as register_models
 from app.render import ProgressPrinter, print_answer
 from app.run_setup import (
+    EndpointUnreachable,
     Token,
+    check_endpoints,
     new_thread_id,
     open_checkpointer,
     run_stream,
@@ -43,12 +45,13 @@ from app.run_setup import (
 )
 from app.serve_cli import register as register_serve
 from app.tools_cli import register as register_tools
+from app.tools_config_cli import register as register_tools_config
 from core.query import QueryError, prepare_query
 from core.run import RunContext, open_run
-from core.settings import Settings, load_settings
+from core.settings import load_settings
 from graph.builder import build_graph
 from models.assemble import AssemblyError
-from models.config import ROLES, ConfigError
+from models.config import ConfigError
 from models.factory import ModelUnavailableError
 from models.local_server import LocalServerError
 from tools.index.first_run import default_build_enabled, ensure_default_collection
@@ -71,26 +74,6 @@ class UserError(RuntimeError):
 
 class _BuildStopped(Exception):
     """Raised from the progress callback to stop the default-index build (Ctrl-C)."""
-
-
-def check_endpoints(settings: Settings, timeout_s: float = 5.0) -> None:
-    """Fail early, with a clear message, when a configured remote endpoint is unreachable."""
-    seen: set[str] = set()
-    for role in ROLES:
-        role_settings = settings.role(role)
-        if role_settings.is_local or role_settings.base_url in seen:
-            continue
-        seen.add(role_settings.base_url)
-        url = role_settings.base_url.rstrip("/") + "/models"
-        headers = {"Authorization": f"Bearer {role_settings.api_key}"} if role_settings.api_key else {}
-        try:
-            httpx.get(url, timeout=timeout_s, headers=headers).raise_for_status()
-        except httpx.HTTPError as exc:
-            raise UserError(
-                f"cannot reach the {role} model endpoint {role_settings.base_url} ({exc}). "
-                "Start it, or set AISEARCH_BASE_URL / AISEARCH_<ROLE>_BASE_URL to an OpenAI-compatible "
-                "endpoint, or unset them to use the embedded local models."
-            ) from exc
 
 
 async def first_run_index(console: Console, store: IndexStore | None = None) -> bool:
@@ -240,13 +223,27 @@ def build_parser() -> argparse.ArgumentParser:
     register_eval(sub)
     register_bench(sub)
     register_tools(sub)
+    register_tools_config(sub)
     register_serve(sub)
+    register_mcp(sub)
     return parser
+
+
+def parse_arguments(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse ``argv``; for a command that takes a program after ``--`` (``tools add NAME -- CMD …``),
+    what follows the first ``--`` is its ``command``, whatever options it has."""
+    if "--" in argv:
+        cut = argv.index("--")
+        head = parser.parse_args(argv[:cut])
+        if getattr(head, "command_after_dashes", False):
+            head.command = argv[cut + 1 :]
+            return head
+    return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``aisearch`` command."""
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(build_parser(), sys.argv[1:] if argv is None else argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
@@ -254,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except (
         UserError,
+        EndpointUnreachable,
         ConfigError,
         ServerConfigError,
         ModelUnavailableError,

@@ -25,35 +25,31 @@ import logging
 import os
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
 from pydantic import TypeAdapter
-from rich.console import Console
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
-from app.docs_cli import use_docs_server
 from app.http_bodies import THREAD_ID, BatchBody, InvokeBody, QueryInput, RunConfig, StreamEventsBody
 from app.http_guard import GuardOptions, LimitedBodyRoute, require_key
 from app.http_service import Service, service
 from app.run_setup import (
     Token,
     new_thread_id,
-    open_checkpointer,
+    open_served,
     run_stream,
     store_label,
     thread_config,
     thread_exists,
 )
 from app.thread_locks import open_claims
-from core.run import ModelProvider, open_run
+from core.run import ModelProvider
 from core.settings import Settings, load_settings
 from core.state import OutputState
-from graph.builder import build_graph
-from tools.registry import load_connections
 
 log = logging.getLogger(__name__)
 
@@ -288,18 +284,11 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         effective = settings or load_settings()
-        servers = connections
-        if servers is None:
-            servers = load_connections(effective.mcp_config)
-            await use_docs_server(servers, effective, Console(stderr=True))
-        async with AsyncExitStack() as stack:
-            saver = await stack.enter_async_context(open_checkpointer(effective))
-            claims = stack.enter_context(open_claims(effective))
-            run = await stack.enter_async_context(open_run(effective, connections=servers, models=models))
-            for name, error in run.tools.server_errors.items():
-                log.warning("MCP server %s unavailable: %s", name, error)
-            app.state.service = Service(effective, build_graph(checkpointer=saver), run, claims)
-            log.info("serving threads from %s", store_label(effective))
+        async with (
+            open_served(effective, models=models, connections=connections) as served,
+            open_claims(served.settings) as claims,
+        ):
+            app.state.service = Service(served.settings, served.graph, served.run, claims)
             try:
                 yield
             finally:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,8 +122,8 @@ class PostgresThreadClaims(ThreadClaims):
         return thread_id in self.busy or bool(self._query(_HELD, _halves(lock_key(thread_id))))
 
 
-@contextmanager
-def open_claims(settings: Settings) -> Iterator[ThreadClaims]:
+@asynccontextmanager
+async def open_claims(settings: Settings) -> AsyncIterator[ThreadClaims]:
     """The thread claims of a server: advisory locks in Postgres when the threads are there, else
     this process's own set (SQLite: one server process per database file).
 

@@ -8,7 +8,7 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
 
     [paths]
     db = "~/.local/share/aisearch/threads.sqlite"   # or a postgresql:// URL: threads in Postgres
-    mcp_config = "./mcp.json"
+    mcp_config = "./mcp.json"      # default: ~/.config/aisearch/mcp.json when it exists
 
     [docs_server]
     enabled = true
@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from models.config import ConfigError, ModelSettings, model_values, read_config
+from models.config import ConfigError, ModelSettings, default_config_path, model_values, read_config
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -84,6 +84,12 @@ class Settings(ModelSettings):
             self.db_path, self.db_url = Path(value).expanduser(), None
 
 
+def user_mcp_config(env: Mapping[str, str] | None = None) -> Path:
+    """The ``mcpServers`` file beside the default config file (``~/.config/aisearch/mcp.json``):
+    where ``aisearch tools add`` writes when no ``mcp_config`` is set, read when it exists."""
+    return default_config_path(env).parent / "mcp.json"
+
+
 def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] | None = None) -> Settings:
     """Build the effective settings: defaults, then the config file, then the environment.
 
@@ -118,6 +124,8 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
     mcp = env.get("AISEARCH_MCP_CONFIG") or paths.get("mcp_config")
     if mcp:
         values["mcp_config"] = Path(mcp).expanduser()
+    elif user_mcp_config(env).exists():  # written by `aisearch tools add`
+        values["mcp_config"] = user_mcp_config(env)
     for key in ("tool_candidates", "document_probe_similarity", "routing"):
         if key in data:
             values[key] = data[key]

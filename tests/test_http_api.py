@@ -180,6 +180,25 @@ def test_stream_events_is_langchains_event_stream(served: Served) -> None:
     assert any(d["event"] == "on_chat_model_stream" for d in data)
 
 
+def test_langserves_own_client_drives_the_routes(served: Served) -> None:
+    python = client_python()
+    if isinstance(python, str):
+        pytest.skip(python)
+    result = run_client(python, served.url, TOKYO)
+    assert result["invoke"]["answer"]["short"] == "18:00"
+    assert result["invoke"]["answer"]["citations"][0]["source"] == "mcp://clock/now"
+    assert [out["answer"]["short"] for out in result["batch"]] == ["18:00", "18:00"]
+    kinds = [chunk["event"] for chunk in result["stream"]]
+    assert kinds[0] == "route" and kinds[-1] == "answer" and "token" in kinds
+    assert result["stream"][-1]["answer"]["short"] == "18:00"
+    names = {name for _, name in result["stream_events"]}
+    assert names == {"writer", "master"}, "the client's include_names filter applied"
+    assert ["on_chain_start", "writer"] in result["stream_events"]
+    assert "422" in result["empty_query_error"] and "the query is empty" in result["empty_query_error"]
+    state = served.get("/conversations/langserve-client-thread/state")
+    assert state.status_code == 200, "the client's thread_id reached the checkpointer"
+
+
 def test_batch_answers_each_input_on_its_own_thread(served: Served) -> None:
     response = served.post("/batch", {"inputs": [{"query": TOKYO}, {"query": TOKYO}]})
     assert response.status_code == 200, response.text
@@ -331,7 +350,6 @@ def test_threads_survive_a_restart_and_auth_when_a_key_is_set(served: Served, tm
     finally:
         served.headers = {}
         served.stop()
-        served.start()  # as the module's later tests expect it: running, auth off
 
 
 @pytest.mark.skipif(postgres_unavailable() is not None, reason=str(postgres_unavailable()))
@@ -359,21 +377,3 @@ def test_threads_in_postgres_survive_a_restart(endpoint: Any, tmp_path: Path) ->
         finally:
             server.stop()
 
-
-def test_langserves_own_client_drives_the_routes(served: Served) -> None:
-    python = client_python()
-    if isinstance(python, str):
-        pytest.skip(python)
-    result = run_client(python, served.url, TOKYO)
-    assert result["invoke"]["answer"]["short"] == "18:00"
-    assert result["invoke"]["answer"]["citations"][0]["source"] == "mcp://clock/now"
-    assert [out["answer"]["short"] for out in result["batch"]] == ["18:00", "18:00"]
-    kinds = [chunk["event"] for chunk in result["stream"]]
-    assert kinds[0] == "route" and kinds[-1] == "answer" and "token" in kinds
-    assert result["stream"][-1]["answer"]["short"] == "18:00"
-    names = {name for _, name in result["stream_events"]}
-    assert names == {"writer", "master"}, "the client's include_names filter applied"
-    assert ["on_chain_start", "writer"] in result["stream_events"]
-    assert "422" in result["empty_query_error"] and "the query is empty" in result["empty_query_error"]
-    state = served.get("/conversations/langserve-client-thread/state")
-    assert state.status_code == 200, "the client's thread_id reached the checkpointer"
