@@ -177,7 +177,7 @@ async def probe_documents(run: Run, query: str) -> Probe | None:
     """Search the local documents with the question; the best match, if any search tool reports
     similarities (``docsearch`` does: the MiniLM cosine of each passage to the query)."""
     best: Probe | None = None
-    for spec in run.tools.specs.values():
+    for spec in run.tools.running_specs().values():  # no server is started for the probe
         argument = query_argument(spec)
         if argument is None:
             continue
@@ -268,7 +268,7 @@ def cheap_reading(decision: CheapRoute, query: str, probe: Probe | None) -> Read
 async def llm_reading(run: Run, state: SearchState, query: str, today: str) -> Reading:
     """The Master's LLM assessment (calibrated by rules; the rules alone if it gives nothing usable)."""
     history = format_history(state.get("messages", []))
-    documents = searchable_documents(run.tools.specs.values())
+    documents = searchable_documents(run.tools.running_specs().values())
     prompt = render("master_assess", today=today, history=history, query=query, documents=documents)
     result = await structured_call(
         run.model("master"),
