@@ -92,7 +92,8 @@ class RunIndex:
         vectors: dict[str, Any] = {}
         name = self._embedder_name()
         target = IndexStore(index_dir(self.root)).collection(self.collection)
-        loaded = target.load_vectors() if name == MODEL_NAME and target.dir.exists() else None
+        same = target.dir.exists() and target.state().get("embedder", MODEL_NAME) == name
+        loaded = target.load_vectors() if same else None
         if loaded:
             vectors.update(zip(loaded[1], loaded[2], strict=True))
             raw = read_json(target.dir / "entries.json", {}) or {}
