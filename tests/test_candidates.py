@@ -50,7 +50,9 @@ def write_servers(path: Path, marker: str) -> Path:
             "command": sys.executable,
             "args": ["-c", "raise SystemExit(1)", marker],
             "description": "Weather service",
-            "tools": [tool("forecast", "Weather forecast for a city: rain, wind, temperature", city="string")],
+            "tools": [
+                tool("forecast", "Weather forecast for a city: rain, wind, temperature", city="string")
+            ],
         },
         "facts": {
             "command": sys.executable,
@@ -75,7 +77,9 @@ def marker() -> str:
 @pytest.fixture
 async def lazy_hub(tmp_path: Path, marker: str) -> AsyncIterator[ToolHub]:
     """A hub over the described catalogue: nothing started when it opens."""
-    servers = run_servers({}, catalogs=[write_servers(tmp_path / "servers.json", marker)], listings_root=tmp_path)
+    servers = run_servers(
+        {}, catalogs=[write_servers(tmp_path / "servers.json", marker)], listings_root=tmp_path
+    )
     async with ToolHub.open(
         servers.connections, described=servers.specs(), descriptions=servers.descriptions(), limits=FAST
     ) as hub:
@@ -100,7 +104,9 @@ async def test_a_tool_sharing_no_word_with_the_query_is_found_through_its_synthe
     before = candidates_for(lazy_hub, tmp_path / "plain").select(QUERY, 2)
     assert "facts.birth_year" not in [c["name"] for c in before.candidates]
 
-    add_synthetic_queries(lazy_hub, tmp_path / "augmented", "facts", ["when did cleopatra come into this world"])
+    add_synthetic_queries(
+        lazy_hub, tmp_path / "augmented", "facts", ["when did cleopatra come into this world"]
+    )
     after = candidates_for(lazy_hub, tmp_path / "augmented").select(QUERY, 2)
 
     assert after.servers == ["facts"] and after.dense  # the server, lifted from its synthetic query
@@ -109,11 +115,15 @@ async def test_a_tool_sharing_no_word_with_the_query_is_found_through_its_synthe
     assert processes_with(marker) == []
 
 
-async def test_only_the_selected_server_starts_in_a_run(lazy_hub: ToolHub, tmp_path: Path, marker: str) -> None:
+async def test_only_the_selected_server_starts_in_a_run(
+    lazy_hub: ToolHub, tmp_path: Path, marker: str
+) -> None:
     team = Team()
     team["master"].on(MASTER, assessment("moderate", resolved=QUERY))
     team["executor"].on(EXEC_ARGS, {"person": "Napoleon"})
-    team["executor"].on(EXEC_JUDGE, {"sufficient": True, "result": "no record of Napoleon", "retry_args": None})
+    team["executor"].on(
+        EXEC_JUDGE, {"sufficient": True, "result": "no record of Napoleon", "retry_args": None}
+    )
     team["writer"].on(WRITER, "The archive has no record of Napoleon [1].")
     add_synthetic_queries(lazy_hub, tmp_path, "facts", ["when did cleopatra come into this world"])
     settings = make_settings(max_replans=0)
@@ -129,7 +139,9 @@ async def test_only_the_selected_server_starts_in_a_run(lazy_hub: ToolHub, tmp_p
     assert result["tool_calls"][0]["ok"]  # the real server answered
     assert lazy_hub.started("facts")
     assert not lazy_hub.started("archive") and not lazy_hub.started("broken")
-    running = [pid for pid in processes_with(marker) if FLAKY.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    running = [
+        pid for pid in processes_with(marker) if FLAKY.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
     assert len(running) == len(processes_with(marker)) >= 1, "only the facts server runs"
 
 

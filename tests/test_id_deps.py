@@ -33,7 +33,9 @@ def spec(name: str, description: str = "", **properties: str) -> ToolSpec:
 
 def test_the_bundled_docsearch_tools_need_passage_ids_from_search() -> None:
     listed = asyncio.run(importlib.import_module(DOCSEARCH_MODULE).mcp.list_tools())  # its real schemas
-    docsearch = CatalogServer("docsearch", "", tuple(CatalogTool(t.name, t.description or "", t.inputSchema) for t in listed))
+    docsearch = CatalogServer(
+        "docsearch", "", tuple(CatalogTool(t.name, t.description or "", t.inputSchema) for t in listed)
+    )
     specs = [s for server in [*asyncio.run(bundled_servers()), docsearch] for s in tool_specs(server)]
     needs = {s.name: tool_needs(s, specs) for s in specs}
     assert needs["docsearch.read"] == {"passage_id": "docsearch.search"}
@@ -57,7 +59,13 @@ def test_a_read_after_a_search_gets_the_dependency_and_loses_its_invented_id() -
     tasks = [
         Task(id="t1", goal="find passages on sorting", tool="docsearch.search", args={"query": "sort"}),
         Task(id="t2", goal="read the best one", tool="docsearch.read", args={"passage_id": "p-123"}),
-        Task(id="t3", goal="read with a reference", tool="docsearch.read", args={"passage_id": "{{t1.id}}"}, deps=["t1"]),
+        Task(
+            id="t3",
+            goal="read with a reference",
+            tool="docsearch.read",
+            args={"passage_id": "{{t1.id}}"},
+            deps=["t1"],
+        ),
     ]
     wired = wire_id_dependencies(tasks, NEEDS)
     assert wired[1].deps == ["t1"] and wired[1].args == {}
@@ -80,14 +88,38 @@ def test_a_read_without_a_search_or_with_two_to_choose_from_is_rejected() -> Non
     assert needs_of([{"name": "docsearch.read", "needs": NEEDS["docsearch.read"]}, {"name": "x"}]) == NEEDS
 
 
-async def test_the_planner_sees_the_dependency_and_a_read_without_search_is_repaired(docs_hub: ToolHub) -> None:
+async def test_the_planner_sees_the_dependency_and_a_read_without_search_is_repaired(
+    docs_hub: ToolHub,
+) -> None:
     query = "Read the whole passage that explains sorting a list in place"
-    read_only = {"reasoning": "read it", "tasks": [{"id": "t1", "goal": "read the passage", "tool": "docsearch.read",
-                                                    "args": {"passage_id": "sorting-1"}}]}
-    both = {"reasoning": "search, then read", "tasks": [
-        {"id": "t1", "goal": "find the passage", "tool": "docsearch.search", "args": {"query": "sort list in place"}},
-        {"id": "t2", "goal": "read the passage", "tool": "docsearch.read", "args": {"passage_id": "sorting-1"}},
-    ]}
+    read_only = {
+        "reasoning": "read it",
+        "tasks": [
+            {
+                "id": "t1",
+                "goal": "read the passage",
+                "tool": "docsearch.read",
+                "args": {"passage_id": "sorting-1"},
+            }
+        ],
+    }
+    both = {
+        "reasoning": "search, then read",
+        "tasks": [
+            {
+                "id": "t1",
+                "goal": "find the passage",
+                "tool": "docsearch.search",
+                "args": {"query": "sort list in place"},
+            },
+            {
+                "id": "t2",
+                "goal": "read the passage",
+                "tool": "docsearch.read",
+                "args": {"passage_id": "sorting-1"},
+            },
+        ],
+    }
     team = Team()
     team["master"].on(MASTER, assessment("complex", "direct", resolved=query))
     team["planner"].on(lambda prompt: READ_ALONE in prompt, both)  # the repair round shows the error
@@ -96,7 +128,10 @@ async def test_the_planner_sees_the_dependency_and_a_read_without_search_is_repa
     config = {"configurable": {"thread_id": "ids"}}
 
     await graph.ainvoke(
-        {"query": query}, config, context=RunContext(run=team.resources(docs_hub)), interrupt_before=["dispatch"]
+        {"query": query},
+        config,
+        context=RunContext(run=team.resources(docs_hub)),
+        interrupt_before=["dispatch"],
     )
     state = (await graph.aget_state(config)).values
 

@@ -28,7 +28,9 @@ def test_the_index_of_aisearch_tools_index_is_reused_with_its_synthetic_queries(
     servers = catalog(tmp_path)
     write_json(tmp_path / "synthetic" / "x.json", {})  # an unrelated cache file is ignored
     synthetic = {"Trains": ["book me a seat to Lyon"]}
-    open_tool_index(servers, store=IndexStore(index_dir(tmp_path)), embedder=BagOfWordsEmbedder(), synthetic=synthetic)
+    open_tool_index(
+        servers, store=IndexStore(index_dir(tmp_path)), embedder=BagOfWordsEmbedder(), synthetic=synthetic
+    )
     assert cached_queries(servers, tmp_path) == {}  # the queries live in the built index only
 
     embedder = BagOfWordsEmbedder()
@@ -45,7 +47,9 @@ def test_a_changed_tool_is_embedded_once_then_comes_from_the_run_cache(tmp_path:
     open_tool_index(servers, store=IndexStore(index_dir(tmp_path)), embedder=BagOfWordsEmbedder())
     weather = servers.servers["Weather"]
     servers.add(
-        CatalogServer(weather.id, weather.description, (CatalogTool("get_alerts", "storm alerts"),), "", {}, "")
+        CatalogServer(
+            weather.id, weather.description, (CatalogTool("get_alerts", "storm alerts"),), "", {}, ""
+        )
     )
 
     first = BagOfWordsEmbedder()
@@ -53,7 +57,10 @@ def test_a_changed_tool_is_embedded_once_then_comes_from_the_run_cache(tmp_path:
     again = BagOfWordsEmbedder()
     built = RunIndex(again, root=tmp_path).build(servers)
 
-    assert sorted(first.encoded) == ["Weather | get_alerts: storm alerts", "Weather: weather forecast rain Tools: get_alerts"]
+    assert sorted(first.encoded) == [
+        "Weather | get_alerts: storm alerts",
+        "Weather: weather forecast rain Tools: get_alerts",
+    ]
     assert again.encoded == [] and built.dense
     assert ToolRetriever(built.index).search("storm alerts", OPTIONS).servers[0].server == "Weather"
 

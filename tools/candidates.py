@@ -121,7 +121,9 @@ class ToolCandidates:
         names = with_producers(names, specs)
         peers = list(specs.values())
         candidates = [
-            candidate(specs[n], peers, hits[n].score if n in hits else None, hits[n].intent if n in hits else "")
+            candidate(
+                specs[n], peers, hits[n].score if n in hits else None, hits[n].intent if n in hits else ""
+            )
             for n in names
         ]
         log.info(

@@ -105,7 +105,9 @@ class ToolHub:
         self.connections = connections
         self.limits = limits or ServerLimits()
         self.servers = {name: ServerSession(name, conn, self.limits) for name, conn in connections.items()}
-        self.described = {name: list(specs) for name, specs in (described or {}).items() if name in connections}
+        self.described = {
+            name: list(specs) for name, specs in (described or {}).items() if name in connections
+        }
         self.descriptions = {name: text for name, text in (descriptions or {}).items() if name in connections}
         self.on_started = on_started
         self.specs: dict[str, ToolSpec] = {
@@ -127,7 +129,9 @@ class ToolHub:
     ) -> AsyncIterator[ToolHub]:
         """Start a hub for the duration of a ``with`` block: the servers the catalogue does not
         describe and the ``eager`` ones now, the others when they are needed."""
-        hub = cls(connections, limits=limits, described=described, descriptions=descriptions, on_started=on_started)
+        hub = cls(
+            connections, limits=limits, described=described, descriptions=descriptions, on_started=on_started
+        )
         try:
             await hub.start([*hub.undescribed(), *eager])
             yield hub

@@ -45,7 +45,9 @@ def producer_of(spec: ToolSpec, argument: str, peers: Iterable[ToolSpec]) -> str
         named = [p for p in others if _named(text, p.name.partition(".")[2])]
         if len(named) == 1:
             return named[0].name
-    searching = [p for p in others if any(word in p.name.partition(".")[2].lower() for word in _PRODUCER_WORDS)]
+    searching = [
+        p for p in others if any(word in p.name.partition(".")[2].lower() for word in _PRODUCER_WORDS)
+    ]
     return searching[0].name if len(searching) == 1 else None
 
 

@@ -52,7 +52,9 @@ class RunServers:
         """Cache the listing of a server that started (the hub's ``on_started``)."""
         if name not in self.connections:
             return
-        tools = [CatalogTool(t.name, t.description or "", dict(t.args_schema or {})) for t in server.tools.values()]
+        tools = [
+            CatalogTool(t.name, t.description or "", dict(t.args_schema or {})) for t in server.tools.values()
+        ]
         store_listing(name, self.connections[name], server.instructions, tools, self.listings_root)
 
 

@@ -74,6 +74,7 @@ class RunIndex:
         self._persisted_queries: dict[str, list[str]] = {}
         self._built: dict[str, BuiltIndex] = {}
         self._noted = False
+        self._lock = threading.Lock()  # selections of concurrent requests build in worker threads
 
     def _embedder_name(self) -> str:
         return str(getattr(self.embedder, "name", None) or MODEL_NAME)
@@ -106,7 +107,9 @@ class RunIndex:
                     if str(cache["embedder"]) == name:
                         vectors.update(zip(cache["ids"].tolist(), cache["matrix"], strict=True))
             except (OSError, ValueError, KeyError) as exc:
-                log.warning("the run's tool-vector cache %s is unreadable (%s); ignoring it", self.cache_path, exc)
+                log.warning(
+                    "the run's tool-vector cache %s is unreadable (%s); ignoring it", self.cache_path, exc
+                )
         self._vectors = vectors
         return vectors
 
@@ -136,6 +139,10 @@ class RunIndex:
 
     def build(self, catalog: Catalog) -> BuiltIndex:
         """The index of ``catalog`` (kept per fingerprint: the same catalogue costs nothing twice)."""
+        with self._lock:
+            return self._build(catalog)
+
+    def _build(self, catalog: Catalog) -> BuiltIndex:
         import numpy as np
 
         known = self._load()
@@ -149,7 +156,9 @@ class RunIndex:
         dense = len(missing) <= self.max_embed
         if missing and dense:
             log.info("tool index: embedding %d of %d records in this run", len(missing), len(entries))
-            fresh = dict(zip((e.id for e in missing), self.embedder.encode([e.text for e in missing]), strict=True))
+            fresh = dict(
+                zip((e.id for e in missing), self.embedder.encode([e.text for e in missing]), strict=True)
+            )
             known.update(fresh)
             self._save(fresh)
         elif missing and not self._noted:
