@@ -37,7 +37,7 @@ from models.local_server import ensure_server_state, stop_server
 from tools.candidates import ToolCandidates
 from tools.catalog.paths import collection_name
 from tools.catalog.run_catalog import run_servers
-from tools.catalog.run_index import RunIndex
+from tools.catalog.run_index import DeferredEmbedder, RunIndex
 from tools.hub import ToolHub
 from tools.registry import EAGER_SERVERS, load_connections
 
@@ -83,7 +83,8 @@ def default_candidates(settings: Settings, hub: ToolHub) -> ToolCandidates:
     the configured catalogues; queries are embedded by the document server's MiniLM when it runs."""
     from tools.index.remote_embedder import routing_embedder
 
-    index = RunIndex(routing_embedder(), collection=collection_name(settings.tool_catalogs))
+    embedder = DeferredEmbedder(routing_embedder)  # made when a query is first embedded
+    index = RunIndex(embedder, collection=collection_name(settings.tool_catalogs))
     return ToolCandidates(hub, index)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from tools.catalog.paths import default_tools_dir, index_dir
 from tools.catalog.tokens import tokenize
 from tools.index.bm25 import BM25Index
 from tools.index.dense import DenseIndex
-from tools.index.embedder import DIMENSIONS, MODEL_NAME, TextEmbedder
+from tools.index.embedder import DIMENSIONS, MODEL_NAME, TextEmbedder, shared_embedder
 from tools.index.jsonfiles import read_json
 from tools.index.store import IndexStore
 
@@ -44,6 +45,44 @@ class BuiltIndex:
 
     index: ToolIndex
     dense: bool
+
+
+class DeferredEmbedder:
+    """MiniLM from ``factory`` (the document server's, say), made when a text is first embedded; the
+    in-process MiniLM when the factory fails (logged)."""
+
+    name = MODEL_NAME
+    dimensions = DIMENSIONS
+
+    def __init__(self, factory: Callable[[], TextEmbedder]) -> None:
+        """Remember ``factory``; nothing is made yet."""
+        self._factory = factory
+        self._embedder: TextEmbedder | None = None
+
+    def _get(self) -> TextEmbedder:
+        if self._embedder is None:
+            try:
+                self._embedder = self._factory()
+            except Exception as exc:  # noqa: BLE001 - any failure: the in-process model serves
+                log.warning(
+                    "the tool retriever's embedder is unavailable (%s); loading %s here", exc, MODEL_NAME
+                )
+                self._embedder = shared_embedder()
+        return self._embedder
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        threads: int | None = None,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> Any:
+        """Embed ``texts`` (normalised rows)."""
+        return self._get().encode(texts, threads=threads, on_batch=on_batch)
+
+    def encode_query(self, text: str) -> Any:
+        """Embed one query."""
+        return self._get().encode_query(text)
 
 
 class RunIndex:
