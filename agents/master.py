@@ -9,6 +9,11 @@ be searched.
 The decision is cheap first (``agents/router.py``: rules, the probe, the route classifier) and
 asks the Master's LLM only for what those leave open, or for every query with
 ``routing = "llm"``.
+
+When the run may ask (``Settings.clarify``, off by default), the LLM assessment also names a
+question to ask about an ambiguous query (``clarify``), and the Master hands it to the
+``clarify`` node (``agents/clarify.py``), which pauses the run until a person answers. With
+asking off the prompt and the reply schema are exactly as without the feature.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from agents.writer import build_answer
 from core.events import AnswerEvent, RouteEvent, emit
 from core.query import QueryError, prepare_query
 from core.run import Run, RunContext, current_run
-from core.state import Assessment, Complexity, Route, SearchState, Strategy
+from core.state import Assessment, Clarification, Complexity, Route, SearchState, Strategy
 from core.text import format_history
 from models.structured import structured_call
 from prompts import render
@@ -55,6 +60,12 @@ EXTERNAL_HINTS = re.compile(
     r"calculate|compute|search|find|how many days)\b|\d+\s*[-+*/^%]\s*\d+|\d+\s*%\s*of",
     re.IGNORECASE,
 )
+CLARIFY_RULE = (
+    '\nclarify: "" unless the question cannot be answered as asked; then one short question for the user '
+    '(who "he" or "she" is when there is no conversation, which of several well-known things a name means, '
+    "a missing place or time that changes the answer)."
+)
+CLARIFY_FIELD = ', "clarify": ""'
 
 
 class AssessmentReply(BaseModel):
@@ -68,6 +79,25 @@ class AssessmentReply(BaseModel):
     needs_external_info: bool = False
     needs_decomposition: bool = False
     strategy: Strategy = "direct"
+
+
+class ClarifyingReply(AssessmentReply):
+    """The reply when the run may ask the user: the assessment and a question, or ``""``."""
+
+    clarify: str = ""
+
+
+def assess_prompt(today: str, history: str, query: str, documents: str, *, may_ask: bool = False) -> str:
+    """The Master's assessment prompt; ``may_ask`` adds the ``clarify`` rule and field."""
+    return render(
+        "master_assess",
+        today=today,
+        history=history,
+        query=query,
+        documents=documents,
+        clarify_rule=CLARIFY_RULE if may_ask else "",
+        clarify_field=CLARIFY_FIELD if may_ask else "",
+    )
 
 
 class Probe(BaseModel):
@@ -87,10 +117,11 @@ class Reading(AssessmentReply):
     fallback: bool = False
     escalated: str | None = None
     probe: Probe | None = None
+    clarify: str = ""  # the question to ask the user (only when the run may ask); not recorded
 
     def record(self) -> Assessment:
         """The reading as the state's :class:`~core.state.Assessment` record."""
-        return Assessment(**self.model_dump())  # type: ignore[typeddict-item]
+        return Assessment(**self.model_dump(exclude={"clarify"}))  # type: ignore[typeddict-item]
 
 
 LEVELS = ("simple", "moderate", "complex")
@@ -265,15 +296,20 @@ def cheap_reading(decision: CheapRoute, query: str, probe: Probe | None) -> Read
     )
 
 
-async def llm_reading(run: Run, state: SearchState, query: str, today: str) -> Reading:
-    """The Master's LLM assessment (calibrated by rules; the rules alone if it gives nothing usable)."""
+async def llm_reading(
+    run: Run, state: SearchState, query: str, today: str, *, may_ask: bool = False
+) -> Reading:
+    """The Master's LLM assessment (calibrated by rules; the rules alone if it gives nothing usable).
+
+    ``may_ask``: the reply may name a question for the user (:class:`ClarifyingReply`).
+    """
     history = format_history(state.get("messages", []))
     documents = searchable_documents(run.tools.running_specs().values())
-    prompt = render("master_assess", today=today, history=history, query=query, documents=documents)
+    prompt = assess_prompt(today, history, query, documents, may_ask=may_ask)
     result = await structured_call(
         run.model("master"),
         [HumanMessage(content=prompt)],
-        AssessmentReply,
+        ClarifyingReply if may_ask else AssessmentReply,
         check=lambda reply: calibrate(reply, query),
         fallback=lambda errors: rule_assessment(query),
         constrain=run.settings.role("master").constrain_json,
@@ -287,11 +323,17 @@ async def llm_reading(run: Run, state: SearchState, query: str, today: str) -> R
     return reading
 
 
-async def read_query(run: Run, state: SearchState, query: str, today: str) -> Reading:
-    """Decide the team for ``query``: cheaply when the rules, probe or classifier can, else by LLM."""
+async def read_query(
+    run: Run, state: SearchState, query: str, today: str, *, may_ask: bool = False
+) -> Reading:
+    """Decide the team for ``query``: cheaply when the rules, probe or classifier can, else by LLM.
+
+    ``may_ask``: the run may ask the user what the query means; a question about someone it does
+    not name then goes to the LLM (``agents.router.UNRESOLVED``), whose reply may hold a question.
+    """
     threshold = run.settings.document_probe_similarity
     if run.settings.routing == "llm":
-        reading = await llm_reading(run, state, query, today)
+        reading = await llm_reading(run, state, query, today, may_ask=may_ask)
         reading = await ground_in_documents(run, reading, query)
         covered = reading.probe is not None and reading.probe.similarity >= threshold
         reading.search_only = covered and not needs_tools(reading.resolved_query)
@@ -305,13 +347,14 @@ async def read_query(run: Run, state: SearchState, query: str, today: str) -> Re
         covered=covered,
         classifier=_classifier(),
         follows_links=covered and probe is not None and link_tool(run, probe.tool) is not None,
+        may_ask=may_ask,
     )
     if decision is not None:
         log.info("route decided by %s: %s", decision.decided_by, decision.why)
         reading = cheap_reading(decision, query, probe)
         reading.search_only = covered and not needs_tools(query)
         return reading
-    reading = await llm_reading(run, state, query, today)
+    reading = await llm_reading(run, state, query, today, may_ask=may_ask)
     if threshold < 1 and reading.resolved_query != query:  # a follow-up: probe what it means
         probe = await probe_documents(run, reading.resolved_query)
         covered = probe is not None and probe.similarity >= threshold
@@ -324,12 +367,14 @@ async def read_query(run: Run, state: SearchState, query: str, today: str) -> Re
 
 async def assess(
     state: SearchState, runtime: Runtime[RunContext]
-) -> Command[Literal["writer", "select_tools", "__end__"]]:
+) -> Command[Literal["writer", "select_tools", "clarify", "__end__"]]:
     """Start a turn: record the question, assess it, and choose the team configuration.
 
     Writer-only queries go straight to the Writer; the other two configurations select tools first.
     An empty query ends the turn at once with an answer that says so; a huge one is trimmed
-    (:func:`core.query.prepare_query`) and the answer says what was left out.
+    (:func:`core.query.prepare_query`) and the answer says what was left out. When the run may
+    ask and the assessment names a question, the turn pauses at ``clarify``; it comes back here
+    with the answer folded into the query, and is not asked again.
     """
     run = await current_run(runtime)
     try:
@@ -340,7 +385,15 @@ async def assess(
         return Command(goto=END, update={"answer": answer, "query": ""})
     query = prepared.text
     today = run.now().strftime("%A, %Y-%m-%d %H:%M %Z").strip()
-    assessment = await read_query(run, state, query, today)
+    pending = state.get("clarification")
+    clarified = pending is not None and pending["status"] == "answered"  # back from clarify
+    may_ask = run.settings.clarify and not clarified
+    assessment = await read_query(run, state, query, today, may_ask=may_ask)
+    if may_ask and assessment.clarify.strip():
+        question = " ".join(assessment.clarify.split())
+        log.info("asking the user about %r: %s", query, question)
+        asked = Clarification(question=question, asked_query=query, answer="", status="asked")
+        return Command(goto="clarify", update={"query": query, "clarification": asked})
     route = route_for(assessment)
     record = assessment.record()
     emit(RouteEvent(event="route", route=route, assessment=record))
@@ -349,6 +402,7 @@ async def assess(
         "messages": [HumanMessage(content=query)],
         "today": today,
         "assessment": record,
+        "clarification": Clarification(**{**pending, "status": "used"}) if pending and clarified else None,
         "route": route,
         "candidate_tools": [],
         "plan": None,

@@ -195,11 +195,14 @@ def single_task_plan(query: str, tool: str | None) -> dict[str, Any]:
     )
 
 
-async def plan(state: SearchState, runtime: Runtime[RunContext]) -> Command[Literal["dispatch", "writer"]]:
+async def plan(
+    state: SearchState, runtime: Runtime[RunContext]
+) -> Command[Literal["dispatch", "review_plan", "writer"]]:
     """Write the first plan, or re-plan / augment it as the Master's review directs.
 
     Every plan it publishes is a valid DAG. When not even the fallback fits the kept tasks, the
-    run goes to the Writer with what exists, and the answer says that planning failed.
+    run goes to the Writer with what exists, and the answer says that planning failed. With
+    ``review_plan`` on, the first plan goes to a person first (``agents/plan_review.py``).
     """
     run = await current_run(runtime)
     budgets = run.settings.budgets
@@ -326,4 +329,5 @@ async def plan(state: SearchState, runtime: Runtime[RunContext]) -> Command[Lite
     if dropped:
         update["results"] = Overwrite({tid: res for tid, res in results.items() if tid not in dropped})
         update["discarded"] = [results[tid] for tid in sorted(dropped) if tid in results]
-    return Command(goto="dispatch", update=update)
+    reviewed = mode == "plan" and run.settings.review_plan
+    return Command(goto="review_plan" if reviewed else "dispatch", update=update)

@@ -61,6 +61,8 @@ LABELS: dict[Label, tuple[Complexity, Strategy]] = {
     "tool": ("moderate", "direct"),
 }
 SEARCH_LABELS = frozenset({"direct", "serial", "parallel"})
+# a person the question does not name: without a conversation, only the asker knows who is meant
+UNRESOLVED = re.compile(r"\b(he|she|him|her|his|hers|they|them|their|theirs)\b", re.IGNORECASE)
 
 
 def needs_tools(query: str) -> bool:
@@ -107,6 +109,7 @@ def cheap_route(
     covered: bool,
     classifier: Classifier | None,
     follows_links: bool = False,
+    may_ask: bool = False,
 ) -> CheapRoute | None:
     """The route the rules, the probe and the classifier agree on, or None for the LLM to decide.
 
@@ -117,8 +120,10 @@ def cheap_route(
         classifier: The route classifier (None skips it).
         follows_links: Whether the documents' search server follows links (``follow_links``), so
             a serial search's second hop costs no model call.
+        may_ask: Whether the run may ask the user what the question means: a question about a
+            person it does not name ("When was he born?") then goes to the LLM, which may ask.
     """
-    if has_history:
+    if has_history or (may_ask and UNRESOLVED.search(query)):
         return None
     if COMPUTED.search(query):
         facets = comparison_facets(query)

@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
+from langgraph.types import Command
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -29,13 +29,18 @@ from app.bench_cli import register as register_bench
 from app.docs_cli import register as register_docs
 from app.docs_cli import use_docs_server
 from app.eval_cli import register as register_eval
+from app.human_cli import ask_in_thread, can_ask
 from app.index_cli import register as register_index
+from app.mcp_cli import register as register_mcp
 from app.models_cli import register as register_models
 from app.render import ProgressPrinter, print_answer
 from app.run_setup import (
+    EndpointUnreachable,
     Token,
+    check_endpoints,
     new_thread_id,
     open_checkpointer,
+    pending_requests,
     run_stream,
     store_label,
     thread_config,
@@ -43,12 +48,13 @@ from app.run_setup import (
 )
 from app.serve_cli import register as register_serve
 from app.tools_cli import register as register_tools
+from app.tools_config_cli import register as register_tools_config
 from core.query import QueryError, prepare_query
 from core.run import RunContext, open_run
-from core.settings import Settings, load_settings
+from core.settings import load_settings
 from graph.builder import build_graph
 from models.assemble import AssemblyError
-from models.config import ROLES, ConfigError
+from models.config import ConfigError
 from models.factory import ModelUnavailableError
 from models.local_server import LocalServerError
 from tools.index.first_run import default_build_enabled, ensure_default_collection
@@ -71,26 +77,6 @@ class UserError(RuntimeError):
 
 class _BuildStopped(Exception):
     """Raised from the progress callback to stop the default-index build (Ctrl-C)."""
-
-
-def check_endpoints(settings: Settings, timeout_s: float = 5.0) -> None:
-    """Fail early, with a clear message, when a configured remote endpoint is unreachable."""
-    seen: set[str] = set()
-    for role in ROLES:
-        role_settings = settings.role(role)
-        if role_settings.is_local or role_settings.base_url in seen:
-            continue
-        seen.add(role_settings.base_url)
-        url = role_settings.base_url.rstrip("/") + "/models"
-        headers = {"Authorization": f"Bearer {role_settings.api_key}"} if role_settings.api_key else {}
-        try:
-            httpx.get(url, timeout=timeout_s, headers=headers).raise_for_status()
-        except httpx.HTTPError as exc:
-            raise UserError(
-                f"cannot reach the {role} model endpoint {role_settings.base_url} ({exc}). "
-                "Start it, or set AISEARCH_BASE_URL / AISEARCH_<ROLE>_BASE_URL to an OpenAI-compatible "
-                "endpoint, or unset them to use the embedded local models."
-            ) from exc
 
 
 async def first_run_index(console: Console, store: IndexStore | None = None) -> bool:
@@ -158,6 +144,11 @@ async def ask(args: argparse.Namespace) -> int:
         settings.mcp_config = Path(args.mcp_config).expanduser()
     check_endpoints(settings)
     console = Console(stderr=args.json)
+    if args.interactive or args.review_plan:
+        if can_ask(sys.stdin):
+            settings.clarify, settings.review_plan = args.interactive, args.review_plan
+        else:
+            console.print("[yellow]stdin is not a terminal: nothing is asked on this run[/]")
     if prepared.trim_note:
         console.print(
             f"[yellow]The query is long: only its first {len(prepared.text):,} characters are read.[/]"
@@ -182,12 +173,18 @@ async def ask(args: argparse.Namespace) -> int:
             for server, error in run.tools.server_errors.items():
                 console.print(f"[yellow]MCP server {server} unavailable:[/] {error}")
             console.print(f"[dim]thread {thread_id}[/]")
-            async for item in run_stream(graph, args.question, config, RunContext(run=run)):
-                if isinstance(item, Token):
-                    if not args.json:
-                        printer.token(item.text, item.message)
-                else:
-                    printer.event(item)
+            turn: str | Command = args.question
+            while True:
+                async for item in run_stream(graph, turn, config, RunContext(run=run)):
+                    if isinstance(item, Token):
+                        if not args.json:
+                            printer.token(item.text, item.message)
+                    else:
+                        printer.event(item)
+                pending = await pending_requests(graph, config)
+                if not pending:
+                    break
+                turn = Command(resume=await ask_in_thread(console, pending[0]["value"]))
         values = (await graph.aget_state(config)).values
     answer = values.get("answer") or {}
     if args.json:
@@ -195,6 +192,7 @@ async def ask(args: argparse.Namespace) -> int:
             "query",
             "route",
             "assessment",
+            "clarification",
             "candidate_tools",
             "plan",
             "plan_log",
@@ -228,6 +226,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask_parser.add_argument("--mcp-config", help='an {"mcpServers": {...}} JSON file with extra MCP servers')
     ask_parser.add_argument(
+        "--interactive",
+        action="store_true",
+        help="the Master may ask on the terminal what an ambiguous question means (needs a terminal)",
+    )
+    ask_parser.add_argument(
+        "--review-plan",
+        action="store_true",
+        help="show the Planner's first plan on the terminal to approve, edit or reject (needs a terminal)",
+    )
+    ask_parser.add_argument(
         "--no-default-index",
         action="store_true",
         help="do not index the Python standard library docs on this run when they are missing "
@@ -240,13 +248,27 @@ def build_parser() -> argparse.ArgumentParser:
     register_eval(sub)
     register_bench(sub)
     register_tools(sub)
+    register_tools_config(sub)
     register_serve(sub)
+    register_mcp(sub)
     return parser
+
+
+def parse_arguments(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse ``argv``; for a command that takes a program after ``--`` (``tools add NAME -- CMD …``),
+    what follows the first ``--`` is its ``command``, whatever options it has."""
+    if "--" in argv:
+        cut = argv.index("--")
+        head = parser.parse_args(argv[:cut])
+        if getattr(head, "command_after_dashes", False):
+            head.command = argv[cut + 1 :]
+            return head
+    return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``aisearch`` command."""
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(build_parser(), sys.argv[1:] if argv is None else argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
@@ -254,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except (
         UserError,
+        EndpointUnreachable,
         ConfigError,
         ServerConfigError,
         ModelUnavailableError,

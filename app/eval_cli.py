@@ -1,5 +1,6 @@
-"""``aisearch eval qa | report | compare | routes``: answer quality against same-model RAG, its
-reports, and the Master's route decisions alone."""
+"""``aisearch eval qa | cqed | report | compare | routes``: answer quality against same-model RAG
+(HotpotQA with gold answers; SRSA's contextual queries with SRSA's judge), the reports, and the
+Master's route decisions alone."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ QA_KEYS = (
     "latency_p50_s",
     "baseline_latency_p50_s",
 )
+
+
+JUDGE_TIMEOUT_S = 600.0  # a CQED judge reply (ratings and CSV, up to 1,024 tokens) on a CPU
 
 
 def _qa_command(args: argparse.Namespace) -> str:
@@ -105,11 +109,83 @@ def cmd_qa(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cqed(args: argparse.Namespace) -> int:
+    """Run SRSA's contextual queries through the three systems, judge them blind, print the summary."""
+    import os
+    import shutil
+
+    from core.settings import load_settings
+    from evals.cqed import CqedOptions, default_run_dir, run_cqed
+    from evals.cqed_judge import CqedJudge
+    from evals.qa_context import open_context
+    from evals.qa_data import load_questions
+    from evals.qa_runner import RESULTS_DIR
+    from tools.index.paths import DEFAULT_COLLECTION, default_index_dir
+
+    settings = load_settings(args.config)
+    index_dir = Path(args.index_dir).expanduser().resolve() if args.index_dir else default_index_dir()
+    collection = args.collection or os.environ.get("AISEARCH_DOCSEARCH_COLLECTION") or DEFAULT_COLLECTION
+    words = ["aisearch", "eval", "cqed", "--data", args.data]
+    for flag in ("n", "offset", "seed", "run", "index_dir", "collection", "judge_base_url", "judge_model"):
+        if getattr(args, flag) not in (None, 0):
+            words += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    options = CqedOptions(
+        data=Path(args.data).expanduser().resolve(),
+        n=args.n,
+        offset=args.offset,
+        seed=args.seed,
+        question_timeout_s=args.question_timeout,
+        judge_model=args.judge_model,
+        judge_base_url=args.judge_base_url,
+        judge_context_tokens=args.judge_context or settings.local.n_ctx,
+        index=f"{index_dir}:{collection}",
+        command=shlex.join(words),
+    )
+    run_dir = (
+        (Path(args.run).expanduser() if "/" in args.run else RESULTS_DIR / args.run) if args.run else None
+    )
+    options.run_dir = run_dir or default_run_dir(options)
+    if args.fresh and options.run_dir.exists():
+        shutil.rmtree(options.run_dir)
+    queries = load_questions(options.data, options.n, options.offset)  # fail fast on bad data
+
+    async def go() -> dict[str, Any]:
+        async with open_context(
+            settings,
+            corpus=None,
+            systems=("aisearch", "rag", "closed_book"),
+            judge=True,
+            collection=collection,
+            index_dir=index_dir,
+            judge_model=args.judge_model,
+            judge_base_url=args.judge_base_url,
+            search_index=True,
+        ) as context:
+            judge = CqedJudge(
+                context.judge_model,
+                context_tokens=options.judge_context_tokens,
+                timeout_s=max(settings.role("writer").timeout_s, JUDGE_TIMEOUT_S),
+            )
+            return await run_cqed(options, context, judge, queries=queries, show_progress=not args.quiet)
+
+    summary = asyncio.run(go())
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+    else:
+        print((options.run_dir / "report.md").read_text(encoding="utf-8"))
+        print(f"results: {options.run_dir}", file=sys.stderr)
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    """Re-render a run's report (and plots) from its per-question records."""
+    """Re-render a run's report (and plots) from its per-question records (a QA or a CQED run)."""
+    from evals.cqed import RECORDS as CQED_RECORDS
+    from evals.cqed_report import write_report as write_cqed_report
     from evals.report import write_report
 
-    path = write_report(_run_path(args.run))
+    run_dir = _run_path(args.run)
+    cqed = (run_dir / CQED_RECORDS).exists() and not (run_dir / "questions.jsonl").exists()
+    path = write_cqed_report(run_dir) if cqed else write_report(run_dir)
     print(path.read_text(encoding="utf-8"))
     return 0
 
@@ -119,6 +195,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from evals.report import compare
 
     print(compare(_run_path(args.run_a), _run_path(args.run_b)))
+    return 0
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    """Give a run's answers the judge's verdicts afterwards; print the judge's part of the summary."""
+    from core.settings import load_settings
+    from evals.qa_context import build_judge
+    from evals.rejudge import judge_run
+
+    judge = build_judge(load_settings(args.config), args.judge_model, args.judge_base_url)
+    summary = asyncio.run(judge_run(_run_path(args.run), judge, n=args.n, show_progress=not args.quiet))
+    keys = [k for k in summary if k.startswith(("judge", "nwr_judge")) or k == "judged_later"]
+    print(json.dumps({key: summary[key] for key in keys}, indent=2, default=str))
     return 0
 
 
@@ -176,8 +265,8 @@ def _run_path(run: str) -> Path:
     path = Path(run).expanduser()
     if not path.exists() and (RESULTS_DIR / run).exists():
         path = RESULTS_DIR / run
-    if not (path / "questions.jsonl").exists():
-        raise FileNotFoundError(f"no evaluation run at {path} (expected questions.jsonl there)")
+    if not (path / "questions.jsonl").exists() and not (path / "cqed.jsonl").exists():
+        raise FileNotFoundError(f"no evaluation run at {path} (expected questions.jsonl or cqed.jsonl there)")
     return path
 
 
@@ -187,7 +276,7 @@ def _guard(command: Handler) -> Handler:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``aisearch eval qa``, ``eval report`` and ``eval compare``."""
+    """Add ``aisearch eval qa``, ``eval cqed``, ``eval report`` and ``eval compare``."""
     group = command_group(subparsers, "eval", "evaluations", "eval_command")
     qa = group.add_parser(
         "qa",
@@ -220,7 +309,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     qa.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     qa.set_defaults(func=_guard(cmd_qa))
 
-    report = group.add_parser("report", help="re-render a run's report and plots")
+    cqed = group.add_parser(
+        "cqed",
+        help="SRSA's contextual queries: aisearch vs same-model RAG and closed-book, SRSA's 0-5 judge",
+        description="Answer each query with aisearch, same-model RAG and closed-book over the configured "
+        "document index, then have SRSA's LLM judge rate the three answers, shown blind in a seeded "
+        "order, 0-5 on informativeness, completeness, novelty and actionability; write "
+        "evals/results/<run>/ (cqed.jsonl, summary.json, report.md). A stopped run resumes.",
+    )
+    cqed.add_argument(
+        "--data", required=True, help="CQED queries JSONL (id, query), e.g. ../shared/data/cqed/queries.jsonl"
+    )
+    cqed.add_argument("--n", type=int, help="number of queries")
+    cqed.add_argument("--offset", type=int, default=0, help="skip this many queries first")
+    cqed.add_argument(
+        "--seed", type=int, default=0, help="seed of the blind order the judge sees (default 0)"
+    )
+    cqed.add_argument("--run", help="run name under evals/results (or a path); default from date and data")
+    cqed.add_argument("--fresh", action="store_true", help="start the run over instead of resuming it")
+    cqed.add_argument("--index-dir", help="index directory (default: your document index)")
+    cqed.add_argument("--collection", help="collection to search (default: your docsearch default, docs)")
+    cqed.add_argument("--judge-model", help="judge model name (default: the writer's)")
+    cqed.add_argument(
+        "--judge-base-url", help="OpenAI-compatible judge endpoint (key in AISEARCH_JUDGE_API_KEY)"
+    )
+    cqed.add_argument(
+        "--judge-context",
+        type=int,
+        help="the judge's context in tokens; SRSA's worked example goes in only when it fits "
+        "(default: the local server's n_ctx)",
+    )
+    cqed.add_argument("--question-timeout", type=float, default=900.0, help="seconds per system per query")
+    cqed.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    cqed.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    cqed.set_defaults(func=_guard(cmd_cqed))
+
+    report = group.add_parser("report", help="re-render a run's report (and a QA run's plots)")
     report.add_argument("run", help="run directory or name under evals/results")
     report.set_defaults(func=_guard(cmd_report))
 
@@ -244,3 +368,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     compare.add_argument("run_a")
     compare.add_argument("run_b")
     compare.set_defaults(func=_guard(cmd_compare))
+
+    judge = group.add_parser(
+        "judge",
+        help="judge a finished run's answers afterwards (a run made with --no-judge)",
+        description="Correctness, faithfulness and blind side-by-side verdicts for every answer of a run "
+        "that has none, into judge.jsonl beside its records (resumable); then the summary and report, "
+        "with the judge's agreement with exact match, are written again. Nothing is answered again.",
+    )
+    judge.add_argument("run", help="run directory or name under evals/results")
+    judge.add_argument("--n", type=int, help="judge only the run's first N questions")
+    judge.add_argument("--judge-model", help="judge model name (default: the writer's)")
+    judge.add_argument(
+        "--judge-base-url", help="OpenAI-compatible judge endpoint (key in AISEARCH_JUDGE_API_KEY)"
+    )
+    judge.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    judge.set_defaults(func=_guard(cmd_judge))

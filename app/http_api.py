@@ -8,8 +8,15 @@ module's :data:`app` into ``langgraph dev`` beside LangGraph Server's own routes
   a ``thread_id`` continues that thread (or starts it under that id), none starts a new one.
 - ``GET /input_schema``, ``/output_schema``, ``/config_schema``, ``/health``; OpenAPI at ``/docs``.
 - ``/conversations/{thread_id}``: ``/invoke`` and ``/stream`` continue a thread that exists (404
-  otherwise), ``/state`` and ``/history`` read it. (Not ``/threads``: mounted into ``langgraph
-  dev`` these would shadow LangGraph Server's thread routes, which Studio uses.)
+  otherwise), ``/state`` and ``/history`` read it, ``/resume`` and ``/resume/stream`` continue a
+  run paused for a person (``{"resume": reply}``; 404 unknown thread, 409 nothing paused, 422 a
+  reply that does not fit the request). (Not ``/threads``: mounted into ``langgraph dev`` these
+  would shadow LangGraph Server's thread routes, which Studio uses.)
+
+A run may pause for a person when its config allows it (``clarify``, ``review_plan``; ``core/human.py``):
+then ``/invoke`` answers with ``interrupts`` (``[{"id", "value"}]``, the value the question or
+the plan to review) and no answer yet, ``/stream`` sends an ``interrupt`` event before ``end``,
+and ``/state`` lists them until the run is resumed.
 
 ``/stream`` sends ``metadata`` (run and thread id), then ``data`` events, each a JSON object
 whose ``event`` says what it is (``route``, ``tools``, ``plan``, ``task_start``, ``task_end``,
@@ -24,34 +31,42 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
+from langgraph.types import Command
 from pydantic import TypeAdapter
-from rich.console import Console
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
-from app.docs_cli import use_docs_server
-from app.http_bodies import THREAD_ID, BatchBody, InvokeBody, QueryInput, RunConfig
+from app.http_bodies import (
+    THREAD_ID,
+    BatchBody,
+    InvokeBody,
+    QueryInput,
+    ResumeBody,
+    RunConfig,
+    StreamEventsBody,
+)
 from app.http_guard import GuardOptions, LimitedBodyRoute, ThreadClaims, require_key
 from app.http_service import Service, service
 from app.run_setup import (
     Token,
+    graph_input,
     new_thread_id,
-    open_checkpointer,
+    open_served,
+    pending_requests,
     run_stream,
     store_label,
     thread_config,
     thread_exists,
 )
-from core.run import ModelProvider, open_run
+from core.human import ReplyError, read_reply
+from core.run import ModelProvider
 from core.settings import Settings, load_settings
 from core.state import OutputState
-from graph.builder import build_graph
-from tools.registry import load_connections
 
 log = logging.getLogger(__name__)
 
@@ -81,42 +96,76 @@ def _config(config: RunConfig, thread_id: str, run_id: uuid.UUID) -> dict[str, A
     return thread_config(thread_id, **extra)
 
 
-async def _invoke(svc: Service, query: QueryInput, config: RunConfig, thread_id: str) -> dict[str, Any]:
-    """One turn on ``thread_id``, held for its run; the answer with its metadata."""
-    run_id = uuid.uuid4()
+async def _invoke(svc: Service, value: str | Command, config: RunConfig, thread_id: str) -> dict[str, Any]:
+    """One turn (or a resumed run) on ``thread_id``, held for its run; the answer with its metadata."""
     with svc.claims.claim(thread_id):
-        try:
-            output = await svc.graph.ainvoke(
-                {"query": query.query},
-                _config(config, thread_id, run_id),
-                context=svc.context(config.configurable),
-            )
-        except Exception as exc:  # the graph degrades on its own; this is a bug, said in one line
-            log.exception("run %s on thread %s failed", run_id, thread_id)
-            raise HTTPException(500, _failure(exc)) from None
-    metadata = {"run_id": str(run_id), "thread_id": thread_id, "feedback_tokens": []}
-    return {"output": jsonable_encoder(output), "metadata": metadata}
+        return await _run(svc, value, config, thread_id)
 
 
-def _stream(svc: Service, body: InvokeBody, thread_id: str, *, events: bool = False) -> EventSourceResponse:
-    """The SSE response of one turn: progress and tokens (``events``: LangChain's v2 event stream)."""
-    svc.claims.take(thread_id)  # 409 now, before the response starts
+async def _run(svc: Service, value: str | Command, config: RunConfig, thread_id: str) -> dict[str, Any]:
+    """The run itself (the caller holds the thread): its output, metadata and pending requests."""
     run_id = uuid.uuid4()
-    config = _config(body.config, thread_id, run_id)
-    context = svc.context(body.config.configurable)
+    try:
+        output = await svc.graph.ainvoke(
+            graph_input(value), _config(config, thread_id, run_id), context=svc.context(config.configurable)
+        )
+    except Exception as exc:  # the graph degrades on its own; this is a bug, said in one line
+        log.exception("run %s on thread %s failed", run_id, thread_id)
+        raise HTTPException(500, _failure(exc)) from None
+    paused = [{"id": item.id, "value": item.value} for item in output.pop("__interrupt__", [])]
+    metadata = {"run_id": str(run_id), "thread_id": thread_id, "feedback_tokens": []}
+    return {"output": jsonable_encoder(output), "metadata": metadata, "interrupts": jsonable_encoder(paused)}
+
+
+async def _resume_command(svc: Service, thread_id: str, body: ResumeBody) -> Command:
+    """The ``Command`` that resumes the paused run on ``thread_id`` with the body's reply.
+
+    Raises:
+        HTTPException: 404 for an unknown thread, 409 when no run waits there, 422 for a reply that
+            does not answer the pending request.
+    """
+    pending = await pending_requests(svc.graph, thread_config(await _existing(svc, thread_id)))
+    if not pending:
+        raise HTTPException(409, f"thread {thread_id!r} has no paused run to resume")
+    try:
+        read_reply(pending[0]["value"], body.resume)
+    except ReplyError as exc:
+        raise HTTPException(422, str(exc)) from None
+    return Command(resume=body.resume)
+
+
+def _stream(
+    svc: Service,
+    value: str | Command,
+    run_config: RunConfig,
+    thread_id: str,
+    *,
+    filters: dict[str, list[str]] | None = None,
+    claimed: bool = False,
+) -> EventSourceResponse:
+    """The SSE response of one turn (or a resumed run): progress and tokens (with ``filters``:
+    LangChain's v2 event stream, filtered as :class:`StreamEventsBody` asks), then the requests of
+    a run that paused; ``claimed``: the caller holds the thread already."""
+    if not claimed:
+        svc.claims.take(thread_id)  # 409 now, before the response starts
+    run_id = uuid.uuid4()
+    config = _config(run_config, thread_id, run_id)
+    context = svc.context(run_config.configurable)
 
     async def source() -> AsyncIterator[Any]:
-        if events:
+        if filters is not None:
             stream = svc.graph.astream_events(
-                {"query": body.input.query}, config, context=context, version="v2"
+                graph_input(value), config, context=context, version="v2", **filters
             )
         else:
-            stream = run_stream(svc.graph, body.input.query, config, context)
+            stream = run_stream(svc.graph, value, config, context)
         async for item in stream:
             if isinstance(item, Token):
                 yield {"event": "token", "text": item.text, "message_id": item.message}
             else:
                 yield item
+        for pending in await pending_requests(svc.graph, config):
+            yield {"event": "interrupt", **pending}
 
     async def sse() -> AsyncIterator[ServerSentEvent]:
         yield ServerSentEvent(_json({"run_id": str(run_id), "thread_id": thread_id}), event="metadata")
@@ -140,7 +189,7 @@ async def _existing(svc: Service, thread_id: str) -> str:
     return thread_id
 
 
-def _same_thread(body: InvokeBody, thread_id: str) -> None:
+def _same_thread(body: InvokeBody | ResumeBody, thread_id: str) -> None:
     given = body.config.configurable.thread_id
     if given is not None and given != thread_id:
         raise HTTPException(422, f"config.configurable.thread_id {given!r} is not the path's {thread_id!r}")
@@ -154,7 +203,7 @@ router = APIRouter(route_class=LimitedBodyRoute, dependencies=[Depends(require_k
 async def invoke(body: InvokeBody, svc: Svc) -> dict[str, Any]:
     """LangServe's invoke: ``{"output": <final state>, "metadata": {"run_id", "thread_id"}}``."""
     thread_id = body.config.configurable.thread_id or new_thread_id()
-    return await _invoke(svc, body.input, body.config, thread_id)
+    return await _invoke(svc, body.input.query, body.config, thread_id)
 
 
 @router.post("/batch", summary="Answer several queries at once, each on its own thread")
@@ -167,7 +216,7 @@ async def batch(body: BatchBody, svc: Svc) -> dict[str, Any]:
     try:
         async with asyncio.TaskGroup() as group:
             runs = [
-                group.create_task(_invoke(svc, query, config, thread))
+                group.create_task(_invoke(svc, query.query, config, thread))
                 for query, config, thread in zip(body.inputs, configs, threads, strict=True)
             ]
     except* HTTPException as failed:
@@ -176,19 +225,21 @@ async def batch(body: BatchBody, svc: Svc) -> dict[str, Any]:
     return {
         "output": [d["output"] for d in done],
         "metadata": {"run_ids": [d["metadata"]["run_id"] for d in done], "thread_ids": threads},
+        "interrupts": [d["interrupts"] for d in done],
     }
 
 
 @router.post("/stream", summary="Answer a query as server-sent events")
 async def stream(body: InvokeBody, svc: Svc) -> EventSourceResponse:
     """Route, plan, tasks, re-plans, answer tokens, the final answer, then ``end``."""
-    return _stream(svc, body, body.config.configurable.thread_id or new_thread_id())
+    return _stream(svc, body.input.query, body.config, body.config.configurable.thread_id or new_thread_id())
 
 
 @router.post("/stream_events", summary="Answer a query as LangChain's v2 event stream")
-async def stream_events(body: InvokeBody, svc: Svc) -> EventSourceResponse:
+async def stream_events(body: StreamEventsBody, svc: Svc) -> EventSourceResponse:
     """Every callback event of the run (``on_chain_start``, ``on_chat_model_stream``, …) as ``data``."""
-    return _stream(svc, body, body.config.configurable.thread_id or new_thread_id(), events=True)
+    thread_id = body.config.configurable.thread_id or new_thread_id()
+    return _stream(svc, body.input.query, body.config, thread_id, filters=body.filters())
 
 
 @router.get("/input_schema", summary="JSON schema of the input")
@@ -213,24 +264,50 @@ async def config_schema() -> dict[str, Any]:
 async def continue_thread(body: InvokeBody, thread_id: ThreadId, svc: Svc) -> dict[str, Any]:
     """The next turn of an existing thread (404 when there is none)."""
     _same_thread(body, thread_id)
-    return await _invoke(svc, body.input, body.config, await _existing(svc, thread_id))
+    return await _invoke(svc, body.input.query, body.config, await _existing(svc, thread_id))
 
 
 @router.post("/conversations/{thread_id}/stream", summary="Continue a thread as server-sent events")
 async def continue_thread_stream(body: InvokeBody, thread_id: ThreadId, svc: Svc) -> EventSourceResponse:
     """``/stream`` on an existing thread (404 when there is none)."""
     _same_thread(body, thread_id)
-    return _stream(svc, body, await _existing(svc, thread_id))
+    return _stream(svc, body.input.query, body.config, await _existing(svc, thread_id))
+
+
+@router.post("/conversations/{thread_id}/resume", summary="Resume a run paused for a person")
+async def resume_thread(body: ResumeBody, thread_id: ThreadId, svc: Svc) -> dict[str, Any]:
+    """Answer the pending request (``interrupts`` of ``/invoke`` or ``/state``) and run on: the
+    answer, or the next request (404 unknown thread, 409 nothing to resume, 422 a reply that does not fit)."""
+    _same_thread(body, thread_id)
+    with svc.claims.claim(thread_id):
+        return await _run(svc, await _resume_command(svc, thread_id, body), body.config, thread_id)
+
+
+@router.post("/conversations/{thread_id}/resume/stream", summary="Resume a paused run as server-sent events")
+async def resume_thread_stream(body: ResumeBody, thread_id: ThreadId, svc: Svc) -> EventSourceResponse:
+    """``/resume`` as ``/stream`` sends it."""
+    _same_thread(body, thread_id)
+    svc.claims.take(thread_id)
+    try:
+        command = await _resume_command(svc, thread_id, body)
+    except HTTPException:
+        svc.claims.release(thread_id)
+        raise
+    return _stream(svc, command, body.config, thread_id, claimed=True)
 
 
 @router.get("/conversations/{thread_id}/state", summary="A thread's current state")
 async def thread_state(thread_id: ThreadId, svc: Svc) -> dict[str, Any]:
-    """The thread's values (messages, last answer, …), its next nodes and whether a run holds it."""
+    """The thread's values (messages, last answer, …), its next nodes, the requests of a run paused
+    for a person (``interrupts``) and whether a run holds it."""
     snapshot = await svc.graph.aget_state(thread_config(await _existing(svc, thread_id)))
     return {
         "thread_id": thread_id,
         "values": jsonable_encoder(snapshot.values),
         "next": list(snapshot.next),
+        "interrupts": jsonable_encoder(
+            [{"id": item.id, "value": item.value} for item in snapshot.interrupts]
+        ),
         "checkpoint_id": snapshot.config["configurable"].get("checkpoint_id"),
         "created_at": snapshot.created_at,
         "busy": thread_id in svc.claims.busy,
@@ -285,17 +362,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         effective = settings or load_settings()
-        servers = connections
-        if servers is None:
-            servers = load_connections(effective.mcp_config)
-            await use_docs_server(servers, effective, Console(stderr=True))
-        async with AsyncExitStack() as stack:
-            saver = await stack.enter_async_context(open_checkpointer(effective))
-            run = await stack.enter_async_context(open_run(effective, connections=servers, models=models))
-            for name, error in run.tools.server_errors.items():
-                log.warning("MCP server %s unavailable: %s", name, error)
-            app.state.service = Service(effective, build_graph(checkpointer=saver), run, ThreadClaims())
-            log.info("serving threads from %s", store_label(effective))
+        async with open_served(effective, models=models, connections=connections) as served:
+            app.state.service = Service(served.settings, served.graph, served.run, ThreadClaims())
             try:
                 yield
             finally:

@@ -1,7 +1,7 @@
 """The HTTP app's request bodies, LangServe's shapes: ``{"input", "config", "kwargs"}``.
 
 ``config.configurable`` carries the thread id and the per-run settings a caller may change (the
-routing and the budgets); anything else in it is refused with 422 naming the field, so a typo
+routing, the budgets, and whether the run may pause for a person: ``clarify``, ``review_plan``); anything else in it is refused with 422 naming the field, so a typo
 never runs silently with the defaults. A bad value (an empty query, ``max_replans: -1``) is a
 422 too, checked here before anything runs.
 """
@@ -61,6 +61,14 @@ class Configurable(BaseModel):
         default=None, description="Who picks the route: rules and classifier first, or the LLM always."
     )
     budgets: BudgetOverrides | None = None  # type: ignore[valid-type]
+    clarify: bool | None = Field(
+        default=None,
+        description="The Master may pause the run to ask what an ambiguous question means (default off).",
+    )
+    review_plan: bool | None = Field(
+        default=None,
+        description="Pause after the Planner's first plan for approval, an edit or a rejection (default off).",
+    )
 
     @model_validator(mode="after")
     def _budgets_in_range(self) -> Configurable:
@@ -77,6 +85,9 @@ class Configurable(BaseModel):
         update: dict[str, Any] = {}
         if self.routing is not None:
             update["routing"] = self.routing
+        for name in ("clarify", "review_plan"):
+            if getattr(self, name) is not None:
+                update[name] = getattr(self, name)
         if overrides := self.budget_overrides():
             update["budgets"] = settings.budgets.model_copy(update=overrides)
         return settings.model_copy(update=update) if update else settings
@@ -95,11 +106,46 @@ class RunConfig(BaseModel):
 
 
 class InvokeBody(BaseModel):
-    """``POST /invoke``, ``/stream``, ``/stream_events``."""
+    """``POST /invoke`` and ``/stream``."""
 
     model_config = ConfigDict(extra="forbid")
 
     input: QueryInput
+    config: RunConfig = RunConfig()
+    kwargs: dict[str, Any] = Field(default={}, description="Accepted for LangServe clients; unused.")
+
+
+class StreamEventsBody(InvokeBody):
+    """``POST /stream_events``: LangServe's body, with its filters of LangChain's event stream."""
+
+    include_names: list[str] | None = None
+    include_types: list[str] | None = None
+    include_tags: list[str] | None = None
+    exclude_names: list[str] | None = None
+    exclude_types: list[str] | None = None
+    exclude_tags: list[str] | None = None
+
+    def filters(self) -> dict[str, list[str]]:
+        """The filters set, as ``astream_events`` keyword arguments."""
+        return self.model_dump(include=EVENT_FILTERS, exclude_none=True)
+
+
+EVENT_FILTERS = {f"{verb}_{kind}" for verb in ("include", "exclude") for kind in ("names", "types", "tags")}
+
+
+class ResumeBody(BaseModel):
+    """``POST /conversations/{thread_id}/resume``: the reply to the run's pending request.
+
+    ``config`` is the run's: send the same ``clarify``/``review_plan`` (and budgets) as the turn
+    that paused, since the resumed run reads them again.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    resume: Any = Field(
+        description='The answer to a clarification (text), or a plan review\'s "approve", "reject", '
+        '{"action": "reject", "reason": ...} or {"action": "edit", "plan": {"tasks": [...]}}.'
+    )
     config: RunConfig = RunConfig()
     kwargs: dict[str, Any] = Field(default={}, description="Accepted for LangServe clients; unused.")
 

@@ -1,13 +1,16 @@
 """What every entry point that runs the graph on threads shares: the checkpointer (SQLite, or
-Postgres for a ``postgresql://`` URL), a thread's configuration, and the run's stream reduced to
+Postgres for a ``postgresql://`` URL), a thread's configuration, the check that the model
+endpoints answer, the graph opened for a long-lived server, and the run's stream reduced to
 progress events and answer tokens.
 
-The CLI's ``ask`` (``app/cli.py``) and the HTTP app (``app/http_api.py``) both use these, so a
-thread started on one can be continued on the other against the same database.
+The CLI's ``ask`` (``app/cli.py``), the HTTP app (``app/http_api.py``) and the MCP server
+(``app/mcp_server.py``) all use these, so a thread started on one can be continued on the others
+against the same database.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,15 +18,23 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+from rich.console import Console
 
+from app.docs_cli import use_docs_server
 from core.events import Event
-from core.run import RunContext
+from core.run import ModelProvider, Run, RunContext, open_run
 from core.settings import Settings
-from models.config import ConfigError
+from graph.builder import build_graph
+from models.config import ROLES, ConfigError
+from tools.registry import load_connections
+
+log = logging.getLogger(__name__)
 
 RECURSION_LIMIT = 200
 """Supersteps one turn may take: well above what the budgets allow, so the budgets end every loop."""
@@ -69,6 +80,72 @@ async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver]:
         yield saver
 
 
+class EndpointUnreachable(ConnectionError):
+    """A configured remote model endpoint does not answer."""
+
+
+def check_endpoints(settings: Settings, timeout_s: float = 5.0) -> None:
+    """Fail early, with a clear message, when a configured remote endpoint is unreachable.
+
+    Raises:
+        EndpointUnreachable: The first role whose endpoint does not answer ``GET …/models``.
+    """
+    seen: set[str] = set()
+    for role in ROLES:
+        role_settings = settings.role(role)
+        if role_settings.is_local or role_settings.base_url in seen:
+            continue
+        seen.add(role_settings.base_url)
+        url = role_settings.base_url.rstrip("/") + "/models"
+        headers = {"Authorization": f"Bearer {role_settings.api_key}"} if role_settings.api_key else {}
+        try:
+            httpx.get(url, timeout=timeout_s, headers=headers).raise_for_status()
+        except httpx.HTTPError as exc:
+            raise EndpointUnreachable(
+                f"cannot reach the {role} model endpoint {role_settings.base_url} ({exc}). "
+                "Start it, or set AISEARCH_BASE_URL / AISEARCH_<ROLE>_BASE_URL to an OpenAI-compatible "
+                "endpoint, or unset them to use the embedded local models."
+            ) from exc
+
+
+@dataclass(frozen=True)
+class Served:
+    """What a long-lived server holds open: its settings, the graph on the checkpointer, the run."""
+
+    settings: Settings
+    graph: CompiledStateGraph
+    run: Run
+
+
+@asynccontextmanager
+async def open_served(
+    settings: Settings,
+    *,
+    models: ModelProvider | None = None,
+    connections: dict[str, dict[str, Any]] | None = None,
+) -> AsyncIterator[Served]:
+    """Open what a long-lived server (the HTTP app, the MCP server) answers with: the checkpointer,
+    the run (models, MCP servers) and the graph, until the context ends.
+
+    Args:
+        settings: The server's settings.
+        models: The chat model of each role (default: built from the settings).
+        connections: MCP connections (default: the bundled servers and ``settings.mcp_config``,
+            docsearch from the long-lived document server when it is on; its messages go to stderr).
+    """
+    if connections is None:
+        connections = load_connections(settings.mcp_config)
+        await use_docs_server(connections, settings, Console(stderr=True))
+    async with (
+        open_checkpointer(settings) as saver,
+        open_run(settings, connections=connections, models=models) as run,
+    ):
+        for name, error in run.tools.server_errors.items():
+            log.warning("MCP server %s unavailable: %s", name, error)
+        log.info("serving threads from %s", store_label(settings))
+        yield Served(settings, build_graph(checkpointer=saver), run)
+
+
 def store_label(settings: Settings) -> str:
     """Where the threads are, for messages: the SQLite path, or the Postgres URL without its password."""
     if not settings.db_url:
@@ -103,14 +180,28 @@ class Token:
     message: str | None
 
 
-async def run_stream(
-    graph: CompiledStateGraph, query: str, config: dict[str, Any], context: RunContext
-) -> AsyncIterator[Event | Token]:
-    """Run one turn and yield what happens: the agents' progress events and the Writer's tokens.
+async def pending_requests(graph: CompiledStateGraph, config: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a paused run on the thread of ``config`` waits for: ``[{"id", "value"}]``, each value an
+    ``interrupt`` payload (``core.human``); empty when the run is not paused."""
+    snapshot = await graph.aget_state(config)
+    return [{"id": pending.id, "value": pending.value} for pending in snapshot.interrupts]
 
-    The final state is in the checkpointer when the iteration ends (``graph.aget_state(config)``).
+
+def graph_input(value: str | Command) -> dict[str, Any] | Command:
+    """What the graph is called with: a new turn's question, or a paused run's ``Command(resume=…)``."""
+    return {"query": value} if isinstance(value, str) else value
+
+
+async def run_stream(
+    graph: CompiledStateGraph, query: str | Command, config: dict[str, Any], context: RunContext
+) -> AsyncIterator[Event | Token]:
+    """Run one turn (or resume a paused one: ``Command(resume=…)``) and yield what happens: the
+    agents' progress events and the Writer's tokens.
+
+    The final state is in the checkpointer when the iteration ends (``graph.aget_state(config)``);
+    a run that paused for a person has :func:`pending_requests`.
     """
-    stream = graph.astream({"query": query}, config, context=context, stream_mode=["custom", "messages"])
+    stream = graph.astream(graph_input(query), config, context=context, stream_mode=["custom", "messages"])
     async for mode, chunk in stream:
         if mode == "custom":
             yield chunk

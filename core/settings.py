@@ -8,7 +8,7 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
 
     [paths]
     db = "~/.local/share/aisearch/threads.sqlite"   # or a postgresql:// URL: threads in Postgres
-    mcp_config = "./mcp.json"
+    mcp_config = "./mcp.json"      # default: ~/.config/aisearch/mcp.json when it exists
     tool_catalogs = ["~/catalog.json"]             # servers described without running them
 
     [docs_server]
@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from models.config import ConfigError, ModelSettings, model_values, read_config
+from models.config import ConfigError, ModelSettings, default_config_path, model_values, read_config
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -79,6 +79,12 @@ class Settings(ModelSettings):
     # who decides the route: "cheap" (rules, the document probe and the route classifier; the
     # Master's LLM only for what they leave open) or "llm" (the Master's LLM for every query)
     routing: Literal["cheap", "llm"] = "cheap"
+    # human in the loop (core/human.py), set per run only (``ask --interactive``/``--review-plan``,
+    # the HTTP config), never from the file or the environment: evals and scripts never stop
+    # clarify: the Master may pause the run to ask what an ambiguous question means
+    clarify: bool = False
+    # review_plan: the run pauses after the Planner's first plan for a person to approve, edit or reject it
+    review_plan: bool = False
 
     def use_db(self, value: str) -> None:
         """Keep the threads in ``value``: a ``postgresql://`` URL, or the path of a SQLite file."""
@@ -86,6 +92,12 @@ class Settings(ModelSettings):
             self.db_url = value
         else:
             self.db_path, self.db_url = Path(value).expanduser(), None
+
+
+def user_mcp_config(env: Mapping[str, str] | None = None) -> Path:
+    """The ``mcpServers`` file beside the default config file (``~/.config/aisearch/mcp.json``):
+    where ``aisearch tools add`` writes when no ``mcp_config`` is set, read when it exists."""
+    return default_config_path(env).parent / "mcp.json"
 
 
 def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -122,6 +134,8 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
     mcp = env.get("AISEARCH_MCP_CONFIG") or paths.get("mcp_config")
     if mcp:
         values["mcp_config"] = Path(mcp).expanduser()
+    elif user_mcp_config(env).exists():  # written by `aisearch tools add`
+        values["mcp_config"] = user_mcp_config(env)
     catalogs = env.get("AISEARCH_TOOL_CATALOGS") or paths.get("tool_catalogs")
     if catalogs:
         items = catalogs.split(os.pathsep) if isinstance(catalogs, str) else list(catalogs)

@@ -23,7 +23,8 @@ Complexity = Literal["simple", "moderate", "complex"]
 Strategy = Literal["direct", "parallel", "serial"]
 Decision = Literal["dispatch", "replan", "augment", "write"]
 DecidedBy = Literal["rules", "classifier", "probe", "llm", "fallback"]
-PlanMode = Literal["plan", "single", "replan", "augment"]
+PlanMode = Literal["plan", "single", "replan", "augment", "edit"]
+ClarificationStatus = Literal["asked", "answered", "used"]
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -99,6 +100,19 @@ class Assessment(TypedDict):
     fallback: bool
     escalated: str | None
     probe: DocumentProbe | None
+
+
+class Clarification(TypedDict):
+    """A question the Master asked about an ambiguous query, and the person's answer.
+
+    ``status``: ``asked`` (the run is paused on it), ``answered`` (folded into ``query``, the Master
+    reads the query again), ``used`` (the turn went on with the clarified query).
+    """
+
+    question: str
+    asked_query: str
+    answer: str
+    status: ClarificationStatus
 
 
 class CandidateTool(TypedDict):
@@ -210,6 +224,7 @@ class SearchState(TypedDict, total=False):
     query: str
     today: str
     assessment: Assessment
+    clarification: Clarification | None
     route: Route
     candidate_tools: list[CandidateTool]
     plan: PlanData | None
@@ -233,6 +248,7 @@ class OutputState(TypedDict, total=False):
     query: str
     route: Route
     assessment: Assessment
+    clarification: Clarification | None
     plan: PlanData | None
     results: dict[str, TaskResult]
     evidence: dict[str, Evidence]

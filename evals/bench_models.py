@@ -24,6 +24,7 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from agents.master import AssessmentReply as Assessment
+from agents.master import assess_prompt
 from agents.planner import PlanSketch, describe_tools
 from core.run import open_run
 from core.settings import Settings, load_settings
@@ -142,7 +143,7 @@ def role_prompts() -> dict[Role, tuple[str, type | None, int]]:
     """The typical call of each role: prompt, output schema, token limit."""
     return {
         "master": (
-            render("master_assess", today=TODAY, history="(none)", query=HAN_WU, documents="(none)"),
+            assess_prompt(TODAY, "(none)", HAN_WU, "(none)"),
             Assessment,
             160,
         ),

@@ -54,11 +54,12 @@ class PairwiseVerdict(BaseModel):
     better: Literal["A", "B", "tie"]
 
 
-def shown_answer(system: dict[str, Any]) -> str:
-    """What the judge sees of a system's answer: the short answer and the explanation, bounded."""
+def shown_answer(system: dict[str, Any], limit: int = MAX_ANSWER_CHARS) -> str:
+    """What the judge sees of a system's answer: the short answer and the explanation, at most
+    ``limit`` characters."""
     short, text = system.get("short") or "", system.get("prediction") or ""
     shown = text if not short or text.startswith(short) else f"{short}. {text}"
-    return " ".join(shown.split())[:MAX_ANSWER_CHARS] or "(no answer)"
+    return " ".join(shown.split())[:limit] or "(no answer)"
 
 
 def a_first(question_id: str) -> bool:

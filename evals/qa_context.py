@@ -26,17 +26,63 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class QAContext:
-    """The live parts a run uses: the graph's run (models, tools), the baselines, the judge."""
+    """The live parts a run uses: the graph's run (models, tools), the baselines, the judge (and the
+    judge's chat model itself, for judges with prompts of their own such as CQED's)."""
 
     run: Run
     baselines: Baselines | None
     judge: Judge | None
+    judge_model: Any = None
 
 
 def unstreamed(model: Any) -> Any:
     """The model with token streaming off: llama.cpp's server reports no usage on a stream, and the
     evaluation needs every role's tokens (no one watches the tokens arrive here)."""
     return model.model_copy(update={"streaming": False}) if getattr(model, "streaming", False) else model
+
+
+def judge_chat_model(
+    settings: Any, model: str | None = None, base_url: str | None = None
+) -> tuple[Any, bool]:
+    """The judge's chat model and whether to ask it for schema-constrained JSON.
+
+    Default: the Writer's model (the local 1.5B unless configured otherwise). With ``model`` or
+    ``base_url``: that model on that OpenAI-compatible endpoint (default the Writer's endpoint), its
+    key in ``$AISEARCH_JUDGE_API_KEY``.
+    """
+    from models.factory import CompatibleChatOpenAI, build_chat_model
+
+    if not (base_url or model):
+        return unstreamed(build_chat_model("writer", settings)), settings.role("writer").constrain_json
+    writer = settings.role("writer")
+    chat = CompatibleChatOpenAI(
+        model=model or writer.model,
+        base_url=base_url or build_chat_model("writer", settings).openai_api_base,
+        api_key=os.environ.get("AISEARCH_JUDGE_API_KEY") or writer.api_key or "not-needed",
+        timeout=writer.timeout_s,
+        max_retries=1,
+    )
+    return chat, base_url is None
+
+
+def build_judge(settings: Any, judge_model: str | None = None, judge_base_url: str | None = None) -> Judge:
+    """The judge of ``aisearch eval qa`` and ``eval judge`` over :func:`judge_chat_model`."""
+    chat, constrain = judge_chat_model(settings, judge_model, judge_base_url)
+    return Judge(chat, constrain=constrain)
+
+
+def point_docsearch(connections: dict[str, Any], index_dir: Path, collection: str) -> None:
+    """Make the run's ``docsearch`` server serve ``collection`` of the index at ``index_dir``."""
+    from tools.registry import DOCSEARCH_MODULE
+
+    docsearch = dict(connections.get("docsearch") or next(iter(connections.values())))
+    docsearch.update(
+        transport="stdio",
+        command=sys.executable,
+        args=["-m", DOCSEARCH_MODULE, "--index-dir", str(index_dir), "--no-default-build"],
+        env={**docsearch.get("env", {}), "AISEARCH_DOCSEARCH_COLLECTION": collection},
+    )
+    connections["docsearch"] = docsearch
 
 
 @asynccontextmanager
@@ -51,17 +97,24 @@ async def open_context(
     judge_model: str | None = None,
     judge_base_url: str | None = None,
     show_progress: bool = False,
+    search_index: bool = False,
 ) -> AsyncIterator[QAContext]:
     """Index the corpus (or reuse it), start the model server and the MCP servers, and yield the
-    parts of a run; everything started here is stopped on exit."""
+    parts of a run; everything started here is stopped on exit.
+
+    Without a corpus and with ``search_index``, the run searches an index that already exists:
+    ``collection`` of ``index_dir`` (default the user's document index), for aisearch's docsearch
+    server and the RAG baseline alike.
+    """
 
     from evals.retrieval import default_eval_index_dir
-    from models.factory import CompatibleChatOpenAI, build_chat_model
+    from models.factory import build_chat_model
     from tools.index.ingest import index_sources
+    from tools.index.paths import default_index_dir
     from tools.index.search import Searcher
     from tools.index.sources import file_source
     from tools.index.store import IndexStore
-    from tools.registry import DOCSEARCH_MODULE, load_connections
+    from tools.registry import load_connections
 
     connections = load_connections(settings.mcp_config)
     searcher = None
@@ -78,14 +131,11 @@ async def open_context(
             show_progress=show_progress,
         )
         searcher = Searcher(store.require(collection))
-        docsearch = dict(connections.get("docsearch") or next(iter(connections.values())))
-        docsearch.update(
-            transport="stdio",
-            command=sys.executable,
-            args=["-m", DOCSEARCH_MODULE, "--index-dir", str(store.root), "--no-default-build"],
-            env={**docsearch.get("env", {}), "AISEARCH_DOCSEARCH_COLLECTION": collection},
-        )
-        connections["docsearch"] = docsearch
+        point_docsearch(connections, store.root, collection)
+    elif search_index:
+        store = IndexStore(index_dir or default_index_dir())
+        searcher = Searcher(store.require(collection))
+        point_docsearch(connections, store.root, collection)
 
     def models(role: Any) -> Any:
         return unstreamed(build_chat_model(role, settings))
@@ -95,20 +145,8 @@ async def open_context(
             log.warning("MCP server %s unavailable: %s", server, error)
         needs_baselines = any(s in systems for s in ("rag", "closed_book"))
         baselines = Baselines(models("writer"), searcher) if needs_baselines else None
-        grader = None
+        grader, chat = None, None
         if judge:
-            if judge_base_url or judge_model:
-                writer = settings.role("writer")
-                model = CompatibleChatOpenAI(
-                    model=judge_model or writer.model,
-                    base_url=judge_base_url or build_chat_model("writer", settings).openai_api_base,
-                    api_key=os.environ.get("AISEARCH_JUDGE_API_KEY") or writer.api_key or "not-needed",
-                    timeout=writer.timeout_s,
-                    max_retries=1,
-                )
-                grader = Judge(model, constrain=judge_base_url is None)
-            else:
-                grader = Judge(
-                    build_chat_model("writer", settings), constrain=settings.role("writer").constrain_json
-                )
-        yield QAContext(run=run, baselines=baselines, judge=grader)
+            chat, constrain = judge_chat_model(settings, judge_model, judge_base_url)
+            grader = Judge(chat, constrain=constrain)
+        yield QAContext(run=run, baselines=baselines, judge=grader, judge_model=chat)

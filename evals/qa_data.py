@@ -4,6 +4,8 @@
   ``type``, ``level``, ``supporting_titles``.
 * The papers' example queries with the route each should take (``evals/data/regression.jsonl``,
   written for this project): ``id``, ``question``, ``expected_route``, optional ``answer``.
+* SRSA's contextual queries (``../shared/data/cqed/queries.jsonl``): ``id``, ``query`` (read as the
+  ``question``), no answer.
 
 Selection: ``--seed`` shuffles (deterministically) before ``--offset`` and ``--n`` cut the slice.
 """
@@ -40,6 +42,8 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DatasetError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+            if isinstance(row, dict) and "question" not in row and "query" in row:
+                row["question"] = row["query"]  # SRSA's contextual queries (CQED) name it ``query``
             if not isinstance(row, dict) or not str(row.get("question", "")).strip():
                 raise DatasetError(f"{path}:{number}: each line needs a non-empty 'question'")
             row.setdefault("id", f"q{number}")

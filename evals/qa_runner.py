@@ -44,14 +44,13 @@ from evals.qa_context import QAContext
 from evals.qa_data import load_questions
 from evals.qa_evaluators import EVALUATORS, trajectory_checks
 from evals.qa_records import aisearch_record, error_record
-from evals.summary import load_records, summarise
+from evals.summary import RECORDS, load_records, load_run_records, summarise
 from evals.trace import traced_run
 
 log = logging.getLogger(__name__)
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SYSTEMS = ("aisearch", "rag", "closed_book")
-RECORDS = "questions.jsonl"
 
 
 @dataclass
@@ -172,19 +171,40 @@ def environment() -> dict[str, Any]:
     }
 
 
-def check_resume(run_dir: Path, options: QAOptions) -> None:
-    """Refuse to append to a run made with other data or systems (a different experiment)."""
+def check_resume(run_dir: Path, options: Any, keys: tuple[str, ...] = ("data", "systems", "judge")) -> None:
+    """Refuse to append to a run made with other data or systems (a different experiment).
+
+    Args:
+        run_dir: the run directory (its ``config.json`` holds the previous run's options).
+        options: this run's options (a dataclass).
+        keys: the options that must not change between the sittings of one run.
+
+    Raises:
+        ValueError: when one of ``keys`` differs from the recorded run's.
+    """
     config_path = run_dir / "config.json"
     if not config_path.exists():
         return
     previous = json.loads(config_path.read_text(encoding="utf-8"))
-    for key in ("data", "systems", "judge"):
+    for key in keys:
         now = json.loads(json.dumps(asdict(options)[key], default=str))
         if previous.get(key) != now:
             raise ValueError(
                 f"{run_dir} holds a run with {key}={previous.get(key)!r}, not {now!r}; "
                 "choose another --run or --fresh to start it over"
             )
+
+
+def finished_ids(records_path: Path) -> set[str]:
+    """The ids already recorded in a run's JSONL (for resuming); a last line that a crash cut short
+    is ignored, and ended so that the next record starts on a line of its own."""
+    if not records_path.exists():
+        return set()
+    done = {record["id"] for record in load_records(records_path)}
+    if not records_path.read_bytes().endswith(b"\n"):
+        with open(records_path, "a", encoding="utf-8") as handle:
+            handle.write("\n")
+    return done
 
 
 async def run_qa(
@@ -211,10 +231,7 @@ async def run_qa(
     if questions is None:
         questions = load_questions(options.data, options.n, options.offset, options.seed)
     records_path = run_dir / RECORDS
-    done = {record["id"] for record in load_records(records_path)} if records_path.exists() else set()
-    if records_path.exists() and not records_path.read_bytes().endswith(b"\n"):
-        with open(records_path, "a", encoding="utf-8") as handle:  # a crash cut the last line short
-            handle.write("\n")
+    done = finished_ids(records_path)
     todo = [q for q in questions if q["id"] not in done]
     log.info(
         "%d questions, %d already done, %d to run", len(questions), len(questions) - len(todo), len(todo)
@@ -260,7 +277,7 @@ async def run_qa(
                 if result.key == "trajectory.expected_route" and result.score == 0:
                     flagged.append({"id": row["example"].inputs["id"], "comment": result.comment})
     bar.close()
-    records = [r for r in load_records(records_path) if r["id"] in {q["id"] for q in questions}]
+    records = [r for r in load_run_records(run_dir) if r["id"] in {q["id"] for q in questions}]
     config.update(environment())
     config["date"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     summary = summarise(records, config)

@@ -16,11 +16,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.summary import SYSTEM, SYSTEM_ORDER, load_records, record_metrics, summarise
+from evals.summary import SYSTEM, SYSTEM_ORDER, load_run_records, record_metrics, summarise
 
 log = logging.getLogger(__name__)
 
-QUESTIONS = "questions.jsonl"
 SUMMARY = "summary.json"
 REPORT = "report.md"
 DASH = "–"
@@ -423,7 +422,7 @@ def plots(
 
 def _load_run(run_dir: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     run = Path(run_dir)
-    records = load_records(run / QUESTIONS)
+    records = load_run_records(run)
     path = run / SUMMARY
     if path.exists():
         try:

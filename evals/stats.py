@@ -95,6 +95,28 @@ def bootstrap_nwr_ci(
     return _interval(samples, alpha)
 
 
+def bootstrap_mean_ci(
+    values: Sequence[float], iters: int = 2000, alpha: float = 0.05, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of the mean of one sample, resampling its items.
+
+    Args:
+        values: the sample (e.g. one system's per-question judge scores).
+        iters: bootstrap replicates.
+        alpha: 1 - confidence (0.05 gives a 95% interval).
+        seed: seed of the private ``random.Random``, so the interval is reproducible.
+
+    Returns:
+        ``(low, high)``; ``(0.0, 0.0)`` for an empty sample.
+    """
+    items = list(values)
+    if not items:
+        return 0.0, 0.0
+    rng = random.Random(seed)
+    samples = [sum(rng.choices(items, k=len(items))) / len(items) for _ in range(iters)]
+    return _interval(samples, alpha)
+
+
 def bootstrap_mean_diff_ci(
     a_values: Sequence[float],
     b_values: Sequence[float],

@@ -88,6 +88,23 @@ def load_records(path: str | Path) -> list[dict[str, Any]]:
     return list(by_key.values())
 
 
+RECORDS = "questions.jsonl"  # a run's per-question records
+VERDICTS = "judge.jsonl"  # the judge's verdicts given after the run (``aisearch eval judge``)
+
+
+def load_run_records(run_dir: str | Path) -> list[dict[str, Any]]:
+    """A run's records, each with the verdicts ``aisearch eval judge`` gave it later (when the run
+    itself had no judge), from ``judge.jsonl`` beside them."""
+    run = Path(run_dir)
+    records = load_records(run / RECORDS)
+    verdicts = {str(v["id"]): v for v in load_records(run / VERDICTS)}
+    for record in records:
+        later = verdicts.get(str(record.get("id")))
+        if later is not None and not record.get("judge"):
+            record["judge"], record["judge_seconds"] = later.get("judge"), later.get("judge_seconds")
+    return records
+
+
 def _system(record: Mapping[str, Any], system: str) -> dict[str, Any] | None:
     result = (record.get("systems") or {}).get(system)
     return result if isinstance(result, dict) else None

@@ -10,6 +10,10 @@ START → master ─┬─ writer_only ─────────────�
                                                                                    └→ writer
 ```
 
+Two pauses for a person, off unless the run turns them on (``core/human.py``): ``master ⇄ clarify``
+(an ambiguous question: ``interrupt`` with the Master's question, the answer folded into the
+query) and ``plan → review_plan → dispatch`` (the first plan approved, edited or rejected).
+
 The deciding nodes (``master``, ``select_tools``, ``plan``, ``review``, ``dispatch``) return
 ``Command[Literal[...]]``: the update and the next step sit together, and the annotation tells
 LangGraph (and Studio's drawing) where each may go. Only the fixed edges are added here. The
@@ -22,8 +26,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from agents.clarify import clarify
 from agents.executor import execute_task
 from agents.master import assess
+from agents.plan_review import review_plan
 from agents.planner import plan
 from agents.review import review
 from agents.select_tools import select_tools
@@ -42,8 +48,10 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
         SearchState, context_schema=RunContext, input_schema=InputState, output_schema=OutputState
     )
     builder.add_node("master", assess)
+    builder.add_node("clarify", clarify)
     builder.add_node("select_tools", select_tools)
     builder.add_node("plan", plan)
+    builder.add_node("review_plan", review_plan)
     builder.add_node("dispatch", dispatch)
     builder.add_node("execute_task", execute_task)
     builder.add_node("review", review)

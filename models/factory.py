@@ -61,6 +61,14 @@ def build_chat_model(role: Role, settings: ModelSettings) -> BaseChatModel:
     role_settings = settings.role(role)
     base_url = resolve_base_url(role, settings)
     log.debug("role %s -> %s at %s", role, role_settings.model, base_url)
+    clients: dict[str, Any] = {}
+    if role_settings.is_local:  # a local server that died mid-run is started again
+        from models.server_revival import AsyncRevivingTransport, RevivingTransport
+
+        clients = {
+            "http_client": httpx.Client(transport=RevivingTransport(settings)),
+            "http_async_client": httpx.AsyncClient(transport=AsyncRevivingTransport(settings)),
+        }
     return CompatibleChatOpenAI(
         model=role_settings.model,
         base_url=base_url,
@@ -70,6 +78,7 @@ def build_chat_model(role: Role, settings: ModelSettings) -> BaseChatModel:
         timeout=role_settings.timeout_s,
         max_retries=1,
         streaming=role == "writer",
+        **clients,
     )
 
 

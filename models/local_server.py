@@ -267,7 +267,8 @@ def is_our_process(pid: int, argument: str) -> bool:
     return argument.encode() in cmdline
 
 
-def _state_usable(state: dict[str, Any]) -> bool:
+def server_alive(state: dict[str, Any]) -> bool:
+    """Whether the server recorded in ``state`` runs, is ours and accepts connections."""
     pid = int(state.get("pid", 0))
     return (
         pid > 0
@@ -423,7 +424,7 @@ def _reusable(state: dict[str, Any] | None, settings: ModelSettings, models: dic
     alias from the same file. Other differences (n_ctx, threads, ...) only log a warning: restarting
     would break the requests of another command using the server; ``aisearch models stop`` applies them.
     """
-    if not state or not _state_usable(state):
+    if not state or not server_alive(state):
         return False
     if settings.local.port and int(state["port"]) != settings.local.port:
         return False
@@ -465,7 +466,7 @@ def ensure_server_state(settings: ModelSettings) -> tuple[dict[str, Any], bool]:
         if _reusable(state, settings, wanted):
             return state, False  # type: ignore[return-value]
         if state:
-            if _state_usable(state):
+            if server_alive(state):
                 log.warning("the running local model server serves other models; restarting it")
             _stop_recorded(state, 15.0)
         models = resolve_models(settings)
@@ -520,7 +521,7 @@ def server_status(check_health: bool = True) -> dict[str, Any]:
     state = read_state()
     if not state:
         return {"running": False}
-    running = _state_usable(state)
+    running = server_alive(state)
     result: dict[str, Any] = {"running": running, **state}
     if running:
         result["uptime_s"] = round(time.time() - float(state.get("started_at", time.time())), 1)

@@ -39,10 +39,11 @@ os.environ["AISEARCH_DOCSEARCH_WARMUP"] = "0"
 os.environ["AISEARCH_DOCS_SERVER"] = "0"
 
 
-def make_settings(routing: str = "llm", **budgets: Any) -> Settings:
+def make_settings(routing: str = "llm", *, clarify: bool = False, review_plan: bool = False, **budgets: Any) -> Settings:
     """Settings for tests: fake model names, default budgets unless overridden.
 
-    The route is the scripted Master's (``routing="llm"``) unless a test asks for the cheap router.
+    The route is the scripted Master's (``routing="llm"``) unless a test asks for the cheap router;
+    ``clarify`` and ``review_plan`` turn the human-in-the-loop pauses on.
     """
     return Settings(
         roles={
@@ -50,6 +51,8 @@ def make_settings(routing: str = "llm", **budgets: Any) -> Settings:
         },
         budgets=Budgets(**budgets),
         routing=routing,
+        clarify=clarify,
+        review_plan=review_plan,
     )
 
 

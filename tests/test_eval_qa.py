@@ -192,3 +192,28 @@ def test_cli_shows_the_short_answer_first() -> None:
     lines = [line for line in console.export_text().splitlines() if line.strip()]
     assert lines[:2] == ["answer", "Dunmore"]
     assert re.search(r"born in Dunmore \[1\]", lines[2])
+
+
+async def test_a_run_without_judge_is_judged_afterwards_resumably_and_its_summary_rewritten(
+    tmp_path: Path, hotpot_hub: ToolHub, hotpot_index: Path
+) -> None:
+    from evals.rejudge import judge_run
+
+    team, reader, judge = scripted_team()
+    run_dir = tmp_path / "run"
+    await run_qa(options(run_dir, n=3, judge=False), context(team, reader, judge, hotpot_hub, hotpot_index))
+    records_before = (run_dir / "questions.jsonl").read_text()
+    assert "judge_agreement" not in json.loads((run_dir / "summary.json").read_text())
+
+    first = await judge_run(run_dir, Judge(judge, constrain=False), n=2)
+    assert first["judged_later"]["now"] == 2 and len(judge.calls) == 2 * 5  # 2 systems x 2 verdicts + pairwise
+    rest = await judge_run(run_dir, Judge(judge, constrain=False))
+    assert rest["judged_later"] == {**rest["judged_later"], "now": 1, "total": 3}
+    assert await judge_run(run_dir, Judge(judge, constrain=False)) and len(judge.calls) == 3 * 5, "all judged"
+
+    assert (run_dir / "questions.jsonl").read_text() == records_before, "the run's records stay as written"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["judge_agreement"] == {"aisearch": 1.0, "rag": 1.0}
+    assert summary["judge_ties"] == 3 and "trajectory_checks" in summary
+    assert summary["config"]["date"] and summary["config"]["machine"], "the live run's config is kept"
+    assert "judge" in (run_dir / "report.md").read_text().lower()

@@ -22,6 +22,7 @@ from models.local_server import free_port
 from tests.conftest import FIXED_NOW, REPO
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment
+from tests.support.langserve_client import client_python, run_client
 from tests.support.postgres import throwaway_postgres
 from tests.support.postgres import unavailable as postgres_unavailable
 from tests.support.processes import stop_process
@@ -176,6 +177,25 @@ def test_stream_events_is_langchains_event_stream(served: Served) -> None:
     assert data[0]["event"] == "on_chain_start"
     assert {"master", "writer"} <= {d["name"] for d in data if d["event"] == "on_chain_end"}
     assert any(d["event"] == "on_chat_model_stream" for d in data)
+
+
+def test_langserves_own_client_drives_the_routes(served: Served) -> None:
+    python = client_python()
+    if isinstance(python, str):
+        pytest.skip(python)
+    result = run_client(python, served.url, TOKYO)
+    assert result["invoke"]["answer"]["short"] == "18:00"
+    assert result["invoke"]["answer"]["citations"][0]["source"] == "mcp://clock/now"
+    assert [out["answer"]["short"] for out in result["batch"]] == ["18:00", "18:00"]
+    kinds = [chunk["event"] for chunk in result["stream"]]
+    assert kinds[0] == "route" and kinds[-1] == "answer" and "token" in kinds
+    assert result["stream"][-1]["answer"]["short"] == "18:00"
+    names = {name for _, name in result["stream_events"]}
+    assert names == {"writer", "master"}, "the client's include_names filter applied"
+    assert ["on_chain_start", "writer"] in result["stream_events"]
+    assert "422" in result["empty_query_error"] and "the query is empty" in result["empty_query_error"]
+    state = served.get("/conversations/langserve-client-thread/state")
+    assert state.status_code == 200, "the client's thread_id reached the checkpointer"
 
 
 def test_batch_answers_each_input_on_its_own_thread(served: Served) -> None:
@@ -355,3 +375,4 @@ def test_threads_in_postgres_survive_a_restart(endpoint: Any, tmp_path: Path) ->
                 assert stored.fetchone()[0] > 0, "the checkpoints are in Postgres"
         finally:
             server.stop()
+

@@ -10,7 +10,7 @@ import pytest
 import pytest_asyncio
 from langchain_core.messages import HumanMessage
 
-from agents.master import AssessmentReply, calibrate, route_for
+from agents.master import AssessmentReply, assess_prompt, calibrate, route_for
 from agents.planner import PlanSketch, describe_tools
 from core.plan import validate_plan
 from core.run import Run
@@ -66,7 +66,7 @@ async def hub() -> AsyncIterator[ToolHub]:
     ],
 )
 async def test_master_returns_a_valid_assessment_and_routes_the_paper_examples(settings, query, route) -> None:
-    prompt = render("master_assess", today=TODAY, history="(none)", query=query, documents="(none)")
+    prompt = assess_prompt(TODAY, "(none)", query, "(none)")
     result = await structured_call(build_chat_model("master", settings), [HumanMessage(prompt)], AssessmentReply,
                                    constrain=True, repair=False)
     assert route_for(calibrate(result.value, query)) == route

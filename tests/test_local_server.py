@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import textwrap
+import time
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +20,10 @@ import pytest
 
 from core.settings import Settings, load_settings
 from models import local_server as ls
+from models import server_revival
 from models.config import DEFAULT_MODELS, ROLES, LocalServerSettings, RoleSettings
+from models.errors import MODEL_ERRORS, describe_model_error
+from models.factory import build_chat_model
 from models.server_launcher import make_models_resident
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,6 +55,19 @@ DUMMY_SERVER = textwrap.dedent(
                 self.send_error(404)
                 return
             body = json.dumps({"object": "list", "data": [{"id": a} for a in aliases]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            message = {"role": "assistant", "content": f"pong from {os.getpid()}"}
+            body = json.dumps({
+                "id": "c1", "object": "chat.completion", "created": 0, "model": aliases[0],
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            }).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -407,3 +426,53 @@ def test_the_started_server_process_has_the_allocator_settings(dummy: Path) -> N
     environ = Path(f"/proc/{state['pid']}/environ").read_bytes().split(b"\0")
     assert f"MALLOC_MMAP_THRESHOLD_={1 << 20}".encode() in environ
     ls.stop_server(timeout_s=5)
+
+
+# ---- a server that died mid-run is started again ----------------------------------------------
+
+
+def kill_recorded_server() -> dict[str, Any]:
+    """SIGKILL the recorded server (as the OOM killer would) and wait until it is gone."""
+    state = ls.read_state()
+    assert state is not None
+    os.kill(int(state["pid"]), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while ls.server_alive(state) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not ls.server_alive(state)
+    return state
+
+
+def test_a_killed_local_server_is_started_again_by_the_next_model_call(dummy: Path) -> None:
+    settings = make_settings(dummy)
+    model = build_chat_model("master", settings)
+    killed = kill_recorded_server()
+
+    reply = asyncio.run(model.ainvoke("hello"))
+    revived = ls.read_state()
+    assert revived is not None and revived["pid"] != killed["pid"]
+    assert reply.content == f"pong from {revived['pid']}"
+
+    kill_recorded_server()
+    again = model.invoke("hello")  # the sync client too
+    assert again.content == f"pong from {ls.read_state()['pid']}"
+
+
+def test_restarts_are_bounded_and_a_server_that_cannot_start_is_a_model_error(
+    dummy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = make_settings(dummy)
+    model = build_chat_model("master", settings)
+    kill_recorded_server()
+    monkeypatch.setenv("DUMMY_MODE", "crash")  # the restarted server fails to load its model
+    with pytest.raises(MODEL_ERRORS) as failed:
+        asyncio.run(model.ainvoke("hello"))
+    assert "not running" in describe_model_error(failed.value)
+
+    monkeypatch.delenv("DUMMY_MODE")
+    monkeypatch.setattr(server_revival, "MAX_RESTARTS", 0)
+    bounded = build_chat_model("master", settings)  # starts a healthy server
+    killed = kill_recorded_server()
+    with pytest.raises(MODEL_ERRORS):
+        asyncio.run(bounded.ainvoke("hello"))
+    assert ls.read_state() == killed, "no restart past the budget"

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from agents.master import assess_prompt
 from agents.planner import describe_tools
 from prompts import render
 
@@ -23,7 +24,7 @@ DOCUMENTS = (
 )
 
 PROMPTS = {
-    "master": (render("master_assess", today=TODAY, history="(none)", query=QUERY, documents=DOCUMENTS), 450),
+    "master": (assess_prompt(TODAY, "(none)", QUERY, DOCUMENTS), 450),
     "planner": (render("planner_plan", today=TODAY, max_tasks=8, strategy="parallel", tools=describe_tools(TOOLS),
                        context="", query=QUERY), 600),
     "executor_args": (render("executor_args", today=TODAY, goal="What is 17 * 23 + 4?", inputs="",

@@ -1,0 +1,90 @@
+"""Editing the user's ``{"mcpServers": {...}}`` file: add, replace and remove servers.
+
+Every entry is checked with :func:`tools.registry.normalize_entry` before the file is written, the
+file's other keys and entries are kept as they were, and it is replaced atomically (a crash leaves
+the old file or the new one, never half of one). Removing a bundled server writes
+``{"disabled": true}``, which is how the file format removes one (``tools/registry.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tools.registry import BUNDLED_SETTINGS, ServerConfigError, normalize_entry
+
+BUNDLED_NAMES = tuple(BUNDLED_SETTINGS)  # python, clock, docsearch
+
+
+def read_servers(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The whole JSON document of ``path`` and its ``mcpServers`` object (both empty when no file).
+
+    Raises:
+        ServerConfigError: When the file is not JSON or has no ``mcpServers`` object.
+    """
+    if not path.exists():
+        document: dict[str, Any] = {"mcpServers": {}}
+        return document, document["mcpServers"]
+    try:
+        document = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except json.JSONDecodeError as exc:
+        raise ServerConfigError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(document, dict):
+        raise ServerConfigError(f'{path}: expected an object with an "mcpServers" object')
+    servers = document.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ServerConfigError(f'{path}: "mcpServers" must be an object')
+    return document, servers
+
+
+def _write(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def add_servers(path: Path, entries: dict[str, dict[str, Any]], *, replace: bool = False) -> list[str]:
+    """Add ``entries`` (name -> ``mcpServers`` entry) to the file at ``path``; return the names added.
+
+    Raises:
+        ServerConfigError: On a malformed entry, or a name the file has already (unless ``replace``).
+    """
+    document, servers = read_servers(path)
+    for name, entry in entries.items():
+        if not name or any(c.isspace() or c == "." for c in name):
+            raise ServerConfigError(f"server name {name!r}: use letters, digits, '-' or '_' (no dots)")
+        normalize_entry(name, entry)
+        existing = servers.get(name)
+        if existing is not None and not existing.get("disabled") and not replace:
+            raise ServerConfigError(f"{path} has a server {name!r} already (--replace to overwrite it)")
+    servers.update(entries)
+    _write(path, document)
+    return list(entries)
+
+
+def remove_server(path: Path, name: str) -> str:
+    """Remove ``name`` from the file at ``path`` (a bundled server is disabled); say what was done.
+
+    Raises:
+        ServerConfigError: When neither the file nor the bundled servers have ``name``.
+    """
+    document, servers = read_servers(path)
+    if name in BUNDLED_NAMES:
+        servers[name] = {"disabled": True}
+        _write(path, document)
+        return f"disabled the bundled server {name!r} in {path}"
+    if name not in servers:
+        raise ServerConfigError(f"no server {name!r} in {path} (see `aisearch tools list`)")
+    del servers[name]
+    _write(path, document)
+    return f"removed {name!r} from {path}"
