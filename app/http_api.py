@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -50,7 +51,7 @@ from app.http_bodies import (
     RunConfig,
     StreamEventsBody,
 )
-from app.http_guard import GuardOptions, LimitedBodyRoute, ThreadClaims, require_key
+from app.http_guard import GuardOptions, LimitedBodyRoute, require_key
 from app.http_service import Service, service
 from app.run_setup import (
     Token,
@@ -63,6 +64,7 @@ from app.run_setup import (
     thread_config,
     thread_exists,
 )
+from app.thread_locks import open_claims
 from core.human import ReplyError, read_reply
 from core.run import ModelProvider
 from core.settings import Settings, load_settings
@@ -310,7 +312,7 @@ async def thread_state(thread_id: ThreadId, svc: Svc) -> dict[str, Any]:
         ),
         "checkpoint_id": snapshot.config["configurable"].get("checkpoint_id"),
         "created_at": snapshot.created_at,
-        "busy": thread_id in svc.claims.busy,
+        "busy": svc.claims.held(thread_id),
     }
 
 
@@ -362,8 +364,11 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         effective = settings or load_settings()
-        async with open_served(effective, models=models, connections=connections) as served:
-            app.state.service = Service(served.settings, served.graph, served.run, ThreadClaims())
+        async with (
+            open_served(effective, models=models, connections=connections) as served,
+            open_claims(served.settings) as claims,
+        ):
+            app.state.service = Service(served.settings, served.graph, served.run, claims)
             try:
                 yield
             finally:
@@ -380,7 +385,8 @@ def create_app(
 
     @app.get("/health", summary="Liveness, the thread store and the MCP servers (no auth)")
     async def health(request: Request) -> dict[str, Any]:
-        """``ok`` once the run is open, with each MCP server's state."""
+        """``ok`` once the run is open, with each MCP server's state and this worker's process id
+        and runs (``aisearch serve --workers N`` runs N of them on one port)."""
         svc = await service(request)
         errors = svc.run.tools.server_errors
         return {
@@ -388,6 +394,7 @@ def create_app(
             "threads": store_label(svc.settings),
             "mcp_servers": {name: errors.get(name, "ok") for name in svc.run.tools.servers},
             "busy_threads": len(svc.claims.busy),
+            "worker_pid": os.getpid(),
         }
 
     app.include_router(router)

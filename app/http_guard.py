@@ -90,7 +90,11 @@ async def require_key(request: Request) -> None:
 
 @dataclass
 class ThreadClaims:
-    """The threads with a run in progress: one run per thread at a time, a second one gets 409."""
+    """The threads with a run in progress: one run per thread at a time, a second one gets 409.
+
+    This one holds them in this process (SQLite threads: one server process); with the threads in
+    Postgres the server uses ``app.thread_locks.PostgresThreadClaims``, which holds them across
+    processes."""
 
     busy: set[str] = field(default_factory=set)
 
@@ -112,3 +116,7 @@ class ThreadClaims:
     def release(self, thread_id: str) -> None:
         """Let the next run on ``thread_id`` start."""
         self.busy.discard(thread_id)
+
+    def held(self, thread_id: str) -> bool:
+        """Whether a run holds ``thread_id`` (here: in this process; see ``app/thread_locks.py``)."""
+        return thread_id in self.busy

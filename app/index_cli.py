@@ -172,7 +172,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="index documents for the docsearch MCP server",
         description="Index Markdown, text/reST, HTML and JSONL (title/text/url) files into a collection. "
         "Re-running is incremental: unchanged files do no work, removed files leave the index. "
-        f"The index lives in ${INDEX_DIR_ENV} (default ~/.local/share/aisearch/index).",
+        f"The index lives in ${INDEX_DIR_ENV} (default ~/.local/share/aisearch/index); with "
+        "$AISEARCH_CHROMA_URL set, its passages and vectors go to that chroma server.",
     )
     index.add_argument("paths", nargs="*", help="files or folders to index")
     index.add_argument("--collection", default=DEFAULT_COLLECTION, help="collection name (default: docs)")

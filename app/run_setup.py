@@ -42,6 +42,7 @@ RECURSION_LIMIT = 200
 
 POSTGRES_POOL_SIZE = 8
 """Connections to Postgres per process: checkpoint reads and writes are short, runs share them."""
+SETUP_LOCK = 0x61697365_61726368  # "aisearch": the advisory lock that serialises table creation
 
 
 @asynccontextmanager
@@ -76,7 +77,13 @@ async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver]:
     options = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     async with AsyncConnectionPool(url, max_size=POSTGRES_POOL_SIZE, kwargs=options, open=False) as pool:
         saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
-        await saver.setup()
+        # several workers start at once: their CREATE TABLE IF NOT EXISTS would race on a new database
+        async with pool.connection() as connection:
+            await connection.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+            try:
+                await saver.setup()
+            finally:
+                await connection.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
         yield saver
 
 

@@ -1,4 +1,6 @@
-"""``aisearch serve``: the HTTP app (``app/http_api.py``) under uvicorn, on loopback by default.
+"""``aisearch serve``: the HTTP app (``app/http_api.py``) under uvicorn, on loopback by default;
+``--workers N`` runs N worker processes on the one port (uvicorn's multi-process mode), which
+needs the threads in Postgres (the one-run-per-thread guard then holds across them).
 
 ``register(subparsers)`` adds the command to the main parser (``app/cli.py``).
 """
@@ -8,7 +10,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
-from dataclasses import replace
+import os
 from pathlib import Path
 
 import uvicorn
@@ -20,6 +22,9 @@ from models.config import ConfigError
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8321
+WORKER_HEALTHCHECK_S = 30
+"""How long uvicorn's supervisor waits for a worker to answer its ping (its default, 5 s, is short
+for a worker that loads models and starts MCP servers on a busy machine)."""
 
 
 def _loopback(host: str) -> bool:
@@ -30,21 +35,42 @@ def _loopback(host: str) -> bool:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Serve the HTTP API until interrupted."""
-    from app.http_api import create_app  # FastAPI and the app load only for this command
-    from app.http_guard import API_KEY_ENV, GuardOptions
+    """Serve the HTTP API until interrupted: one worker process, or ``--workers`` of them.
 
+    The options reach the workers through the environment (``app/serve_workers.py``); the settings
+    are read here first, so a bad config file fails before any worker starts.
+    """
+    from app.http_guard import API_KEY_ENV, GuardOptions  # FastAPI and the app load only for this command
+    from app.serve_workers import APP_FACTORY, worker_environment
+
+    if args.workers < 1:
+        raise ValueError(f"--workers must be 1 or more, not {args.workers}")
     settings = load_settings(args.config)
     if args.db:
         settings.use_db(args.db)
     if args.mcp_config:
         settings.mcp_config = Path(args.mcp_config).expanduser()
-    guard = GuardOptions.from_env()
-    if args.max_body_bytes is not None:
-        guard = replace(guard, max_body_bytes=args.max_body_bytes)
-    if not _loopback(args.host) and guard.api_key is None:
+    if args.workers > 1 and not settings.db_url:
+        raise ConfigError(
+            f"--workers {args.workers} needs the threads in Postgres (--db postgresql://… or AISEARCH_DB): "
+            f"with SQLite ({settings.db_path}) one process serves a database"
+        )
+    if not _loopback(args.host) and GuardOptions.from_env().api_key is None:
         log.warning("serving on %s without auth: set %s to require a bearer token", args.host, API_KEY_ENV)
-    uvicorn.run(create_app(settings, guard=guard), host=args.host, port=args.port, log_level=args.log_level)
+    os.environ.update(
+        worker_environment(
+            config=args.config, db=args.db, mcp_config=args.mcp_config, max_body_bytes=args.max_body_bytes
+        )
+    )
+    uvicorn.run(
+        APP_FACTORY,
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=args.log_level,
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
+    )
     return 0
 
 
@@ -56,10 +82,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description="Serve the HTTP API: POST /invoke /batch /stream /stream_events, GET /input_schema "
         "/output_schema /config_schema /health, /conversations/{thread_id}/… ; OpenAPI docs at /docs. "
         "Threads persist in the SQLite checkpointer, or in Postgres for a postgresql:// URL (--db / AISEARCH_DB). AISEARCH_API_KEY turns on "
-        "bearer-token auth; AISEARCH_MAX_BODY_BYTES bounds a request body (default 65536).",
+        "bearer-token auth; AISEARCH_MAX_BODY_BYTES bounds a request body (default 65536). --workers N serves "
+        "from N processes on one port (threads in Postgres; see deploy/README.md).",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes on the one port (default 1); more than 1 needs the threads in Postgres",
+    )
     serve.add_argument(
         "--db",
         help="thread store: a SQLite file (default ~/.local/share/aisearch/threads.sqlite) or a postgresql:// URL",

@@ -50,6 +50,7 @@ class Served:
     url: str = ""
     process: subprocess.Popen | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    start_timeout_s: float = 90
 
     def start(self, *extra_args: str, **env: str) -> None:
         port = free_port()
@@ -63,7 +64,7 @@ class Served:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             assert self.process.poll() is None, "the server exited:\n" + self.log_path.read_text()[-3000:]
             try:

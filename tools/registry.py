@@ -46,6 +46,7 @@ BUNDLED_SETTINGS: dict[str, tuple[str, ...]] = {
     "clock": ("AISEARCH_CLOCK_NOW",),
     "docsearch": (
         "AISEARCH_INDEX_DIR", "AISEARCH_INDEX_THREADS", "AISEARCH_DOCSEARCH_", "AISEARCH_DEFAULT_CORPUS_",
+        "AISEARCH_CHROMA_URL",
     ),
 }  # fmt: skip
 # docsearch's optional LLM rerank calls a model: its endpoint and key, only when the rerank is on.

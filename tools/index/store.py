@@ -3,12 +3,17 @@ file and the BM25 token lists.
 
 Layout under the index directory::
 
-    chroma/                         chromadb PersistentClient (cosine HNSW, our own embeddings)
+    chroma/                         chromadb PersistentClient (cosine HNSW, our own embeddings),
+                                    or none: a chroma server at $AISEARCH_CHROMA_URL (chroma_client.py)
     collections/<name>/state.json   generation, passage count, status, embedder, last build
     collections/<name>/manifest.json  source (file path or pseudo-source) -> digest and passage ids
     collections/<name>/bm25.json    passage ids and their BM25 tokens, tagged with the generation
     collections/<name>/vectors.npy  the embedding matrix for exact search (+ vectors.json: ids, generation)
     locks/<name>.lock               one writer per collection at a time
+
+With a chroma server the collections' files stay here: the index directory is shared by every process
+that reads or writes the index (the same machine, or a shared path); a missing or stale
+``bm25.json`` or ``vectors.npy`` is rebuilt from the server, as from the embedded chromadb.
 
 Kept in one file (over 300 lines): the on-disk layout below is read and written in one place.
 """
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.index.bm25 import BM25Index, tokenize
+from tools.index.chroma_client import open_client
 from tools.index.dense import EXACT_LIMIT, DenseIndex
 from tools.index.documents import Passage, embedding_text
 from tools.index.embedder import DIMENSIONS, MODEL_NAME
@@ -310,16 +316,11 @@ class IndexStore:
         self.local_generations: dict[str, int] = {}
 
     def client(self) -> Any:
-        """The chromadb ``PersistentClient`` of this directory (telemetry off)."""
+        """The chromadb client of this index: the ``PersistentClient`` of this directory, or the
+        chroma server's ``HttpClient`` when ``$AISEARCH_CHROMA_URL`` names one (telemetry off)."""
         with self._lock:
             if self._client is None:
-                import chromadb
-                from chromadb.config import Settings
-
-                (self.root / "chroma").mkdir(parents=True, exist_ok=True)
-                self._client = chromadb.PersistentClient(
-                    path=str(self.root / "chroma"), settings=Settings(anonymized_telemetry=False)
-                )
+                self._client = open_client(self.root)
             return self._client
 
     @contextmanager
