@@ -208,7 +208,7 @@ async def probe_documents(run: Run, query: str) -> Probe | None:
     """Search the local documents with the question; the best match, if any search tool reports
     similarities (``docsearch`` does: the MiniLM cosine of each passage to the query)."""
     best: Probe | None = None
-    for spec in run.tools.specs.values():
+    for spec in run.tools.running_specs().values():  # no server is started for the probe
         argument = query_argument(spec)
         if argument is None:
             continue
@@ -304,7 +304,7 @@ async def llm_reading(
     ``may_ask``: the reply may name a question for the user (:class:`ClarifyingReply`).
     """
     history = format_history(state.get("messages", []))
-    documents = searchable_documents(run.tools.specs.values())
+    documents = searchable_documents(run.tools.running_specs().values())
     prompt = assess_prompt(today, history, query, documents, may_ask=may_ask)
     result = await structured_call(
         run.model("master"),

@@ -7,7 +7,8 @@ carrying the plan (``core.human.PlanReviewRequest``) and reads the reply it is r
 
 - **approve**: the plan runs as it is;
 - **edit**: the replacement plan is checked with :func:`core.plan.validate_plan` (schema, unique
-  ids, declared dependencies, no cycle, tools among the candidates, at most ``max_tasks``) and runs
+  ids, declared dependencies, no cycle, tools among the candidates, at most ``max_tasks``, a task
+  that needs an id another tool produces after that tool's task: ``agents/id_deps.py``) and runs
   as the next plan version (mode ``edit`` in the plan log). An invalid edit, or a reply the node
   cannot read, is **asked again**: the same request, the current plan unchanged, and ``error``
   listing every problem, so the person can fix the edit, approve the original or reject;
@@ -24,6 +25,7 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
+from agents.id_deps import needs_of, wire_id_dependencies
 from agents.planner import publish
 from agents.writer import build_answer
 from core.events import AnswerEvent, emit
@@ -74,6 +76,8 @@ async def review_plan(
             edited = validate_plan(
                 decision.plan, candidate_tools=tools, max_tasks=run.settings.budgets.max_tasks
             )
+            # an id another tool produces comes from that tool's task, as in the Planner's plans
+            edited.tasks = wire_id_dependencies(edited.tasks, needs_of(state.get("candidate_tools", [])))
             break
         except ReplyError as exc:
             error = str(exc)

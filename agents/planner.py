@@ -24,12 +24,14 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 from pydantic import BaseModel, Field
 
+from agents.id_deps import needs_of, wire_id_dependencies
 from core.events import PlanEvent, emit
 from core.plan import REF_PATTERN, Plan, PlanError, Task, current_plan, validate_plan
 from core.run import RunContext, current_run
 from core.state import PlanEntry, PlanMode, SearchState, TaskResult
 from models.structured import structured_call
 from prompts import render
+from tools.candidates import candidate
 from tools.hub import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -54,8 +56,9 @@ def describe_tools(candidates: list[dict[str, Any]]) -> str:
 def fallback_plan(
     query: str, candidates: list[dict[str, Any]], first_id: str = "t1", avoid: frozenset[str] = frozenset()
 ) -> list[Task]:
-    """A single task over the top-ranked tool that has not failed (or none): the last resort."""
-    usable = [tool["name"] for tool in candidates if tool["name"] not in avoid]
+    """A single task over the top-ranked tool that has not failed and needs no identifier from
+    another tool (or none): the last resort."""
+    usable = [tool["name"] for tool in candidates if tool["name"] not in avoid and not tool.get("needs")]
     return [Task(id=first_id, goal=query, tool=usable[0] if usable else None, returns="the answer")]
 
 
@@ -65,8 +68,9 @@ def widen_candidates(
     """Swap failed tools for their backups (the other tools of their server) in the candidate set."""
     names = {tool["name"] for tool in candidates}
     servers = {name.partition(".")[0] for name in failed_tools}
+    peers = list(specs.values())
     extra = [
-        {**spec.brief(), "score": 0.0}
+        candidate(spec, peers, 0.0)
         for name, spec in sorted(specs.items())
         if spec.server in servers and name not in names and name not in failed_tools
     ]
@@ -279,6 +283,7 @@ async def plan(
 
     def check(sketch: BaseModel) -> list[Task]:
         tasks = _renumber(_normalise_tools(list(sketch.tasks), candidates), taken)  # type: ignore[attr-defined]
+        tasks = wire_id_dependencies(tasks, needs_of(candidates), kept)  # no invented ids
         validate_plan(
             {"tasks": [t.model_dump() for t in tasks]},
             candidate_tools=[tool["name"] for tool in candidates],

@@ -1,4 +1,9 @@
-"""The ``select_tools`` node: the dynamic capability boundary for this query (seed 001 §3.3)."""
+"""The ``select_tools`` node: the dynamic capability boundary for this query (seed 001 §3.3).
+
+Candidates come from catalogue retrieval over every server the run may start
+(``tools/candidates.py``); the servers of the candidates begin starting at once, in the background,
+while the Planner plans (``tools/hub.py``): no other server is started.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +17,16 @@ from agents.strategies import STRATEGY_NODES
 from core.events import ToolsEvent, emit
 from core.run import RunContext, current_run
 from core.state import SearchState
+from tools.candidates import candidate
 from tools.hub import query_argument
-from tools.selection import select_tools as rank_tools
+
+
+def retrieval_query(query: str, intent: str) -> str:
+    """The text to retrieve tools for: the query, and the Master's intent as a clause of its own."""
+    intent = intent.strip()
+    if not intent or intent.lower() in query.lower():
+        return query
+    return f"{query.rstrip(' .?!')}. {intent}"
 
 
 async def select_tools(
@@ -22,31 +35,31 @@ async def select_tools(
     """Retrieve a small candidate tool set, then go where the route and the top tool lead.
 
     On the Executor route a search tool runs the Master's SRSA strategy (``agents/strategies.py``);
-    any other tool is bound to a single task and dispatched. The Planner route goes and plans.
+    any other tool (one that needs no identifier from another) is bound to a single task and
+    dispatched. The Planner route goes and plans.
     """
     run = await current_run(runtime)
     assessment = state.get("assessment", {})
     query = assessment.get("resolved_query") or state["query"]
-    ranked = rank_tools(
-        f"{query} {assessment.get('intent', '')}",
-        list(run.tools.specs.values()),
-        run.settings.tool_candidates,
-    )
-    candidates = [{**spec.brief(), "score": round(score, 3)} for spec, score in ranked]
+    k = run.settings.tool_candidates
+    selection = await run.tool_candidates().aselect(retrieval_query(query, assessment.get("intent") or ""), k)
+    candidates = selection.candidates
+    specs = run.tools.specs
     probe = assessment.get("probe") or {}
     on_topic = probe.get("similarity", 0.0) >= run.settings.document_probe_similarity
     probed = probe.get("tool") if on_topic else None
-    if probed in run.tools.specs:  # the documents the Master found on topic are searched first
+    if probed in specs:  # the documents the Master found on topic are searched first
         rest = [c for c in candidates if c["name"] != probed]
-        first = {**run.tools.specs[probed].brief(), "score": None}
-        candidates = [first, *rest][: run.settings.tool_candidates]
+        candidates = [candidate(specs[probed], list(specs.values()), None), *rest][: max(k, len(candidates))]
+    run.tools.prestart(dict.fromkeys(c["server"] for c in candidates if c["name"] in specs))
     emit(ToolsEvent(event="tools", candidates=[c["name"] for c in candidates]))
     update: dict[str, Any] = {"candidate_tools": candidates}
     if state.get("route") != "executor":
         return Command(goto="plan", update=update)
-    top = run.tools.specs.get(candidates[0]["name"]) if candidates else None
+    top = specs.get(candidates[0]["name"]) if candidates else None
     if top is not None and query_argument(top):
         strategy = assessment.get("strategy") or "direct"
         return Command(goto=STRATEGY_NODES[strategy], update=update)
-    update |= single_task_plan(query, candidates[0]["name"] if candidates else None)
+    usable = [c["name"] for c in candidates if not c.get("needs")]
+    update |= single_task_plan(query, usable[0] if usable else None)
     return Command(goto="dispatch", update=update)

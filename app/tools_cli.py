@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -34,12 +33,9 @@ def _catalog(args: argparse.Namespace) -> Any:
 
 def _collection(args: argparse.Namespace) -> str:
     """One collection per set of catalogue sources (``catalog`` for the default one)."""
-    if not args.catalog and not args.no_bundled:
-        return "catalog"
-    key = json.dumps(
-        [sorted(str(Path(p).expanduser().resolve()) for p in args.catalog or []), args.no_bundled]
-    )
-    return "catalog-" + hashlib.sha1(key.encode()).hexdigest()[:10]
+    from tools.catalog.paths import collection_name
+
+    return collection_name(args.catalog or [], bundled=not args.no_bundled)
 
 
 def _chat(temperature: float, max_tokens: int) -> Any:

@@ -34,8 +34,12 @@ from core.settings import Settings, load_settings
 from models.config import ROLES, Role
 from models.factory import build_chat_model
 from models.local_server import ensure_server_state, stop_server
+from tools.candidates import ToolCandidates
+from tools.catalog.paths import collection_name
+from tools.catalog.run_catalog import run_servers
+from tools.catalog.run_index import DeferredEmbedder, RunIndex
 from tools.hub import ToolHub
-from tools.registry import load_connections
+from tools.registry import EAGER_SERVERS, load_connections
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +62,7 @@ class Run:
     models: ModelProvider
     tools: ToolHub
     now: Clock = local_now
+    candidates: ToolCandidates | None = None
     _cache: dict[Role, BaseChatModel] = field(default_factory=dict, repr=False)
 
     def model(self, role: Role) -> BaseChatModel:
@@ -65,6 +70,22 @@ class Run:
         if role not in self._cache:
             self._cache[role] = self.models(role)
         return self._cache[role]
+
+    def tool_candidates(self) -> ToolCandidates:
+        """The catalogue retrieval of this run's candidate tools (made on first use)."""
+        if self.candidates is None:
+            self.candidates = default_candidates(self.settings, self.tools)
+        return self.candidates
+
+
+def default_candidates(settings: Settings, hub: ToolHub) -> ToolCandidates:
+    """Candidate retrieval over ``hub``'s tools, reusing the index of ``aisearch tools index`` for
+    the configured catalogues; queries are embedded by the document server's MiniLM when it runs."""
+    from tools.index.remote_embedder import routing_embedder
+
+    embedder = DeferredEmbedder(routing_embedder)  # made when a query is first embedded
+    index = RunIndex(embedder, collection=collection_name(settings.tool_catalogs))
+    return ToolCandidates(hub, index)
 
 
 @dataclass(kw_only=True)
@@ -93,13 +114,16 @@ async def open_run(
 
     Args:
         settings: The effective settings.
-        connections: MCP connections (default: the bundled servers and ``settings.mcp_config``).
+        connections: MCP connections (default: the bundled servers and ``settings.mcp_config``);
+            the startable servers of ``settings.tool_catalogs`` join them.
         models: The chat model of each role (default: built from ``settings``).
         now: The clock the Master grounds dates in.
         status: Wraps the model server's start, e.g. a console spinner (``Console.status``).
 
-    A model server started here is stopped on exit only when ``local.keep_running`` is off; the
-    hub's servers always stop on exit.
+    A model server started here is stopped on exit only when ``local.keep_running`` is off. MCP
+    servers start lazily (``tools/hub.py``): those the catalogue or an earlier run's listing
+    describes when their tools are selected, the others and the document server now; all stop on
+    exit.
     """
     async with AsyncExitStack() as stack:
         if any(settings.role(role).is_local for role in ROLES):
@@ -109,10 +133,21 @@ async def open_run(
                 stack.push_async_callback(asyncio.to_thread, stop_server)
         if connections is None:
             connections = load_connections(settings.mcp_config)
-        hub = await stack.enter_async_context(ToolHub.open(connections))
+        servers = run_servers(connections, catalogs=settings.tool_catalogs, mcp_config=settings.mcp_config)
+        hub = await stack.enter_async_context(
+            ToolHub.open(
+                servers.connections,
+                described=servers.specs(),
+                descriptions=servers.descriptions(),
+                eager=EAGER_SERVERS,
+                on_started=servers.remember,
+            )
+        )
         for server, error in hub.server_errors.items():
             log.info("MCP server %s unavailable: %s", server, error)
-        yield Run(settings, models or (lambda role: build_chat_model(role, settings)), hub, now)
+        run = Run(settings, models or (lambda role: build_chat_model(role, settings)), hub, now)
+        run.candidates = default_candidates(settings, hub)
+        yield run
 
 
 _SERVER_RUNS = AsyncExitStack()

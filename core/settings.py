@@ -9,6 +9,7 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
     [paths]
     db = "~/.local/share/aisearch/threads.sqlite"   # or a postgresql:// URL: threads in Postgres
     mcp_config = "./mcp.json"      # default: ~/.config/aisearch/mcp.json when it exists
+    tool_catalogs = ["~/catalog.json"]             # servers described without running them
 
     [docs_server]
     enabled = true
@@ -18,8 +19,8 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
     document_probe_similarity = 0.45
     routing = "cheap"
 
-Environment: ``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_ROUTING``, ``AISEARCH_BUDGET_<NAME>`` (for example
-``AISEARCH_BUDGET_MAX_REPLANS=1``), ``AISEARCH_DOCS_SERVER`` (0 turns the long-lived document server
+Environment: ``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_TOOL_CATALOGS`` (paths joined by
+``:``), ``AISEARCH_ROUTING``, ``AISEARCH_BUDGET_<NAME>`` (for example ``AISEARCH_BUDGET_MAX_REPLANS=1``), ``AISEARCH_DOCS_SERVER`` (0 turns the long-lived document server
 off), ``AISEARCH_DOCS_SERVER_IDLE_MINUTES``, and the model variables of ``models/config.py``.
 """
 
@@ -68,6 +69,9 @@ class Settings(ModelSettings):
     # a postgresql:// URL: the threads live in Postgres (langgraph-checkpoint-postgres), not in db_path
     db_url: str | None = None
     mcp_config: Path | None = None
+    # catalogue files (LiveMCPBench format or mcpServers with "tools"): their startable servers
+    # join every run's catalogue and start only when their tools are selected
+    tool_catalogs: list[Path] = Field(default_factory=list)
     tool_candidates: int = Field(default=5, ge=1)
     # the Master searches the local documents before answering from memory when a quick probe finds
     # a passage at least this similar to the question (MiniLM cosine; 0 < x <= 1; 1 turns it off)
@@ -132,6 +136,10 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
         values["mcp_config"] = Path(mcp).expanduser()
     elif user_mcp_config(env).exists():  # written by `aisearch tools add`
         values["mcp_config"] = user_mcp_config(env)
+    catalogs = env.get("AISEARCH_TOOL_CATALOGS") or paths.get("tool_catalogs")
+    if catalogs:
+        items = catalogs.split(os.pathsep) if isinstance(catalogs, str) else list(catalogs)
+        values["tool_catalogs"] = [Path(str(item)).expanduser() for item in items if str(item).strip()]
     for key in ("tool_candidates", "document_probe_similarity", "routing"):
         if key in data:
             values[key] = data[key]

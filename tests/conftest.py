@@ -31,6 +31,8 @@ FIXED_NOW = "2026-11-22T09:00:00+00:00"
 os.environ.setdefault("LANGSMITH_TRACING", "false")
 # tests never touch the user's document index, nor build the default one in the background
 os.environ["AISEARCH_INDEX_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-index-")
+# nor the user's tool index, run vector cache or server listings
+os.environ["AISEARCH_TOOLS_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-tools-")
 os.environ["AISEARCH_DOCSEARCH_DEFAULT_BUILD"] = "0"
 os.environ["AISEARCH_DOCSEARCH_WARMUP"] = "0"
 # CLI runs in tests start docsearch over stdio; tests/test_docs_server.py turns the long-lived one on

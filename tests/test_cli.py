@@ -26,7 +26,11 @@ RULES = [
 
 
 def cli_env(base_url: str, tmp_path) -> dict[str, str]:
-    """The environment of a CLI run against ``base_url`` with its state under ``tmp_path``."""
+    """The environment of a CLI run against ``base_url`` with its state under ``tmp_path``.
+
+    Its tool listings too: no server is known before its first run, so the bundled ``python`` and
+    ``clock`` start with the run (later runs of the same test start them only when selected).
+    """
     (tmp_path / "config.toml").touch()
     return {
         **os.environ,
@@ -34,6 +38,7 @@ def cli_env(base_url: str, tmp_path) -> dict[str, str]:
         "AISEARCH_CLOCK_NOW": FIXED_NOW,
         "AISEARCH_CONFIG": str(tmp_path / "config.toml"),
         "AISEARCH_DB": str(tmp_path / "threads.sqlite"),
+        "AISEARCH_TOOLS_DIR": str(tmp_path / "tools"),
     }
 
 

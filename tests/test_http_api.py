@@ -104,6 +104,7 @@ def serve_env(base_url: str, root: Path, **extra: str) -> dict[str, str]:
         "AISEARCH_CONFIG": str(root / "config.toml"),
         "AISEARCH_DB": str(root / "threads.sqlite"),
         "AISEARCH_ROUTING": "llm",
+        "AISEARCH_TOOLS_DIR": str(root / "tools"),  # no listing known: python and clock start with the run
         **extra,
     }
     env.pop("AISEARCH_API_KEY", None)

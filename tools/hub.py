@@ -2,9 +2,15 @@
 
 ``langchain-mcp-adapters`` opens a new session per call unless a session is held open; the hub
 holds one long-lived session per server (``tools/session.py``), each owned by its own task, so one
-server's crash, garbage output or hang is that server's failure alone. Servers start concurrently,
-each within its own start timeout; tool schemas are normalised (``tools/schema.py``) before the
-planner and executor read them.
+server's crash, garbage output or hang is that server's failure alone. Tool schemas are normalised
+(``tools/schema.py``) before the planner and executor read them.
+
+Servers start lazily: a server whose tools the catalogue already describes (``described``) is
+started only when something needs it (:meth:`ToolHub.ensure`, or the first call of one of its
+tools), concurrently with the others, each within its own start timeout; until then its tools are
+the catalogue's descriptions. A server the catalogue does not describe starts when the hub opens,
+as do the ``eager`` ones (the document server the Master probes). A server that does not start
+makes each call of its tools fail with the reason, as data.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,22 +83,57 @@ class ToolOutcome:
 class ToolHub:
     """The MCP servers of a run, their tools, and calls to them."""
 
-    def __init__(self, connections: dict[str, dict[str, Any]], *, limits: ServerLimits | None = None) -> None:
-        """Prepare (not start) a hub over ``connections`` (langchain-mcp-adapters connection dicts)."""
+    def __init__(
+        self,
+        connections: dict[str, dict[str, Any]],
+        *,
+        limits: ServerLimits | None = None,
+        described: Mapping[str, Sequence[ToolSpec]] | None = None,
+        descriptions: Mapping[str, str] | None = None,
+        on_started: Callable[[str, ServerSession], None] | None = None,
+    ) -> None:
+        """Prepare (not start) a hub over ``connections`` (langchain-mcp-adapters connection dicts).
+
+        Args:
+            connections: Server name -> connection.
+            limits: Start, ping and stop timeouts of every server.
+            described: Server name -> its tools as the catalogue describes them (such a server
+                starts lazily); servers not in ``connections`` are ignored.
+            descriptions: Server name -> what it does (the catalogue's text), for tool retrieval.
+            on_started: Called with each server that started and listed its tools.
+        """
         self.connections = connections
         self.limits = limits or ServerLimits()
         self.servers = {name: ServerSession(name, conn, self.limits) for name, conn in connections.items()}
-        self.specs: dict[str, ToolSpec] = {}
+        self.described = {
+            name: list(specs) for name, specs in (described or {}).items() if name in connections
+        }
+        self.descriptions = {name: text for name, text in (descriptions or {}).items() if name in connections}
+        self.on_started = on_started
+        self.specs: dict[str, ToolSpec] = {
+            spec.name: spec for specs in self.described.values() for spec in specs
+        }
+        self._starts: dict[str, asyncio.Task[None]] = {}
 
     @classmethod
     @asynccontextmanager
     async def open(
-        cls, connections: dict[str, dict[str, Any]], *, limits: ServerLimits | None = None
+        cls,
+        connections: dict[str, dict[str, Any]],
+        *,
+        limits: ServerLimits | None = None,
+        described: Mapping[str, Sequence[ToolSpec]] | None = None,
+        descriptions: Mapping[str, str] | None = None,
+        eager: Iterable[str] = (),
+        on_started: Callable[[str, ServerSession], None] | None = None,
     ) -> AsyncIterator[ToolHub]:
-        """Start a hub for the duration of a ``with`` block."""
-        hub = cls(connections, limits=limits)
+        """Start a hub for the duration of a ``with`` block: the servers the catalogue does not
+        describe and the ``eager`` ones now, the others when they are needed."""
+        hub = cls(
+            connections, limits=limits, described=described, descriptions=descriptions, on_started=on_started
+        )
         try:
-            await hub.start()
+            await hub.start([*hub.undescribed(), *eager])
             yield hub
         finally:
             await hub.close()
@@ -102,19 +143,70 @@ class ToolHub:
         """Why each server that is down is down (did not start, exited, stopped answering)."""
         return {name: server.error for name, server in self.servers.items() if server.error}
 
-    async def start(self) -> None:
-        """Start every server at once and list its tools; a server that fails is reported, not fatal."""
-        await asyncio.gather(*(server.start() for server in self.servers.values()))
-        for name, server in self.servers.items():
-            if server.error:
-                log.warning("MCP server %r unavailable: %s", name, server.error)
-            for tool in server.tools.values():
-                qualified = f"{name}.{tool.name}"
-                schema = normalise_schema(tool.args_schema)
-                self.specs[qualified] = ToolSpec(qualified, name, tool.description or "", schema)
+    def undescribed(self) -> list[str]:
+        """The servers whose tools are known only once they start."""
+        return [name for name in self.servers if name not in self.described]
+
+    def started(self, name: str) -> bool:
+        """Whether the server ``name`` was started (successfully or not)."""
+        task = self._starts.get(name)
+        return task is not None and task.done()
+
+    def running_specs(self) -> dict[str, ToolSpec]:
+        """The tools of the servers that are up now (no server is started to list them)."""
+        up = {name for name, server in self.servers.items() if self.started(name) and not server.error}
+        return {name: spec for name, spec in self.specs.items() if spec.server in up}
+
+    async def start(self, names: Iterable[str] | None = None) -> None:
+        """Start the servers ``names`` (default: every server) at once; a failure is reported, not fatal."""
+        await self.ensure(self.servers if names is None else names)
+
+    async def ensure(self, names: Iterable[str]) -> None:
+        """Start those of ``names`` that have not started yet, concurrently, and wait for all of them.
+
+        Each server starts once: a second caller waits for the same start. Unknown names are ignored.
+        """
+        waiting = self.prestart(names)
+        if waiting:
+            await asyncio.gather(*(asyncio.shield(task) for task in waiting))
+
+    def prestart(self, names: Iterable[str]) -> list[asyncio.Task[None]]:
+        """Begin starting those of ``names`` not started yet, without waiting (a call waits for its
+        server's start); returns the start of each known name."""
+        starts = []
+        for name in dict.fromkeys(names):
+            if name not in self.servers:
+                continue
+            if name not in self._starts:
+                self._starts[name] = asyncio.create_task(self._start_one(name), name=f"mcp-start-{name}")
+            starts.append(self._starts[name])
+        return starts
+
+    async def _start_one(self, name: str) -> None:
+        server = self.servers[name]
+        await server.start()
+        if server.error:
+            log.warning("MCP server %r unavailable: %s", name, server.error)
+            return
+        for qualified in [q for q, spec in self.specs.items() if spec.server == name]:
+            del self.specs[qualified]  # the server's own listing replaces the catalogue's description
+        for tool in server.tools.values():
+            qualified = f"{name}.{tool.name}"
+            schema = normalise_schema(tool.args_schema)
+            self.specs[qualified] = ToolSpec(qualified, name, tool.description or "", schema)
+        if server.instructions and name not in self.descriptions:
+            self.descriptions[name] = server.instructions
+        if self.on_started is not None:
+            try:
+                self.on_started(name, server)
+            except Exception as exc:  # noqa: BLE001 - a listing cache must never break a run
+                log.warning("after MCP server %r started: %s", name, exc)
 
     async def close(self) -> None:
-        """Stop every server (and its process, for stdio); never raises."""
+        """Stop every server (and its process, for stdio), starts in progress too; never raises."""
+        for task in self._starts.values():
+            task.cancel()  # a start in progress stops waiting; the server's close stops its process
+        await asyncio.gather(*self._starts.values(), return_exceptions=True)
         await asyncio.gather(*(server.close() for server in self.servers.values()))
 
     def resolve(self, name: str) -> str | None:
@@ -136,6 +228,10 @@ class ToolHub:
         if qualified is None:
             return ToolOutcome(name, args, False, "", f"unknown tool {name!r}", started_at=started)
         spec = self.specs[qualified]
+        await self.ensure([spec.server])
+        if qualified not in self.specs:  # the started server does not list the catalogue's tool
+            error = f"tool {qualified} is not offered by MCP server {spec.server}"
+            return ToolOutcome(qualified, args, False, "", error, ms=_ms(clock), started_at=started)
         try:
             message = await self.servers[spec.server].invoke(
                 qualified[len(spec.server) + 1 :], args, timeout_s=timeout_s

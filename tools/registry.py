@@ -37,6 +37,8 @@ class ServerConfigError(ValueError):
 
 
 DOCSEARCH_MODULE = "tools.servers.docsearch_server"
+# started with every run, whatever its tools: the Master probes the documents before tools are selected
+EAGER_SERVERS = ("docsearch",)
 BASE_NAMES = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 # The settings each bundled server reads; a name ending in "_" is a prefix.
 BUNDLED_SETTINGS: dict[str, tuple[str, ...]] = {

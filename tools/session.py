@@ -77,6 +77,7 @@ class ServerSession:
         self.connection = tolerant(connection)
         self.limits = limits
         self.tools: dict[str, BaseTool] = {}
+        self.instructions = ""  # what the server says it does (MCP ``initialize``), once started
         self.error: str | None = None
         self.restarts = 0
         self._session: ClientSession | None = None
@@ -106,7 +107,8 @@ class ServerSession:
         failure = "the session ended"
         try:
             async with create_session(self.connection) as session:  # type: ignore[arg-type]
-                await session.initialize()
+                initialized = await session.initialize()
+                self.instructions = (getattr(initialized, "instructions", None) or "").strip()
                 tools = await load_mcp_tools(session, server_name=self.name)
                 self._session = session
                 ready.set_result({tool.name: tool for tool in tools})

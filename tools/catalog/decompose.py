@@ -31,11 +31,17 @@ _RELATIVE_TIME = re.compile(
 _PATH = re.compile(
     r"(?:^|\s)(?:~|\.{0,2})/[\w.-]+/[\w./-]*|\b\w+\.(?:md|txt|csv|json|docx?|xlsx?|pptx?|pdf)\b"
 )
+_COMPUTED = re.compile(
+    r"\bby how (?:many|much)\b|\bhow (?:many|much) (?:more|fewer|less|older|younger|longer|shorter)\b"
+    r"|\bdifference (?:between|in)\b",
+    re.IGNORECASE,
+)
 _WRITE = re.compile(r"\b(?:save|write|create|export|store|output|generate)\b", re.IGNORECASE)
 IMPLICIT_NEEDS = {
     "time": "get the current date and time",
     "write": "write the result to a file on the local filesystem",
     "read": "read a file from the local filesystem",
+    "compute": "calculate an arithmetic expression",
 }
 
 
@@ -52,12 +58,15 @@ def rule_intents(query: str, min_words: int = 2) -> list[str]:
 
 def implicit_intents(query: str) -> list[str]:
     """Needs a query implies without stating them: the current date for relative time ("tomorrow",
-    "last 24 hours"), and file access for a path (writing it when the query says save, write, …)."""
+    "last 24 hours"), file access for a path (writing it when the query says save, write, …), and
+    a calculation for a computed difference ("by how many years", "how much older")."""
     needs = []
     if _RELATIVE_TIME.search(query):
         needs.append(IMPLICIT_NEEDS["time"])
     if _PATH.search(query):
         needs.append(IMPLICIT_NEEDS["write" if _WRITE.search(query) else "read"])
+    if _COMPUTED.search(query):
+        needs.append(IMPLICIT_NEEDS["compute"])
     return needs
 
 

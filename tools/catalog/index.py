@@ -114,7 +114,12 @@ def _build(
     )
     servers = {entry.server for entry in entries}
     collection.write_state(
-        generation=generation, passages=len(entries), fingerprint=fp, servers=len(servers), embedded=len(todo)
+        generation=generation,
+        passages=len(entries),
+        fingerprint=fp,
+        servers=len(servers),
+        embedded=len(todo),
+        embedder=str(getattr(embedder, "name", MODEL_NAME)),
     )
     return ToolIndex(entries, DenseIndex(ids, matrix), BM25Index(ids, tokens), embedder, fp, len(todo))
 

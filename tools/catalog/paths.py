@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 TOOLS_DIR_ENV = "AISEARCH_TOOLS_DIR"
@@ -25,3 +28,13 @@ def synthetic_dir(root: Path | None = None) -> Path:
 def index_dir(root: Path | None = None) -> Path:
     """The chromadb index of the catalogue (an :class:`tools.index.store.IndexStore` root)."""
     return (root or default_tools_dir()) / "index"
+
+
+def collection_name(catalogs: Iterable[str | Path] = (), bundled: bool = True) -> str:
+    """The index collection of a set of catalogue sources: ``catalog`` for the bundled servers and
+    ``mcp.json`` alone, ``catalog-<hash>`` when catalogue files (or no bundled servers) are in it."""
+    files = sorted(str(Path(p).expanduser().resolve()) for p in catalogs)
+    if not files and bundled:
+        return "catalog"
+    key = json.dumps([files, not bundled])
+    return "catalog-" + hashlib.sha1(key.encode()).hexdigest()[:10]
