@@ -75,6 +75,8 @@ async def check_servers(entries: dict[str, dict[str, Any]]) -> dict[str, list[st
     Raises:
         ServerConfigError: When a server does not start or offers no tool.
     """
+    from tools.catalog.listings import store_listing
+    from tools.catalog.model import CatalogTool
     from tools.hub import ToolHub
     from tools.registry import normalize_entry
     from tools.session import ServerLimits
@@ -84,6 +86,9 @@ async def check_servers(entries: dict[str, dict[str, Any]]) -> dict[str, list[st
     async with ToolHub.open(connections, limits=limits) as hub:
         for name, error in hub.server_errors.items():
             raise ServerConfigError(f"server {name!r}: {error} (nothing was written)")
+        for name, server in hub.servers.items():  # runs then start it only when a plan selects it
+            listed = [CatalogTool(t.name, t.description or "", dict(t.args_schema or {})) for t in server.tools.values()]
+            store_listing(name, connections[name], server.instructions, listed)
         tools = {
             name: sorted(spec.name.removeprefix(f"{name}.") for spec in hub.specs.values() if spec.server == name)
             for name in entries

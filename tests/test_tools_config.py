@@ -13,8 +13,9 @@ import pytest
 from core.settings import load_settings
 from tests.conftest import REPO
 from tests.test_cli import cli_env
+from tools.catalog.listings import cached_listing
 from tools.mcp_file import add_servers, remove_server
-from tools.registry import ServerConfigError, load_connections
+from tools.registry import ServerConfigError, load_connections, normalize_entry
 
 ENV_SERVER = str(REPO / "tests" / "servers" / "env_server.py")
 
@@ -71,6 +72,10 @@ def test_add_starts_the_server_lists_its_tools_and_later_runs_see_it(tmp_path: P
     assert "added 'envdump'" in added.stdout and "1 tools (environment)" in added.stdout
     entry = json.loads((tmp_path / "mcp.json").read_text())["mcpServers"]["envdump"]
     assert entry == {"command": sys.executable, "args": [ENV_SERVER], "env": {"GREETING": "hi"}}
+    listing = cached_listing("envdump", normalize_entry("envdump", entry), tmp_path / "tools")
+    assert listing is not None and [t.name for t in listing.tools] == ["environment"], (
+        "the listing is kept: runs start the server only when a plan selects it"
+    )
 
     listed = tools_cli("list", "--json", tmp_path=tmp_path)
     assert listed.returncode == 0, listed.stderr
