@@ -51,7 +51,7 @@ from app.http_bodies import (
     RunConfig,
     StreamEventsBody,
 )
-from app.http_guard import GuardOptions, LimitedBodyRoute, require_key
+from app.http_guard import RUN_TIMEOUT_ENV, GuardOptions, LimitedBodyRoute, RunSlots, require_key
 from app.http_service import Service, service
 from app.run_setup import (
     Token,
@@ -100,7 +100,7 @@ def _config(config: RunConfig, thread_id: str, run_id: uuid.UUID) -> dict[str, A
 
 async def _invoke(svc: Service, value: str | Command, config: RunConfig, thread_id: str) -> dict[str, Any]:
     """One turn (or a resumed run) on ``thread_id``, held for its run; the answer with its metadata."""
-    with svc.claims.claim(thread_id):
+    with svc.slots.hold(), svc.claims.claim(thread_id):
         return await _run(svc, value, config, thread_id)
 
 
@@ -108,15 +108,26 @@ async def _run(svc: Service, value: str | Command, config: RunConfig, thread_id:
     """The run itself (the caller holds the thread): its output, metadata and pending requests."""
     run_id = uuid.uuid4()
     try:
-        output = await svc.graph.ainvoke(
-            graph_input(value), _config(config, thread_id, run_id), context=svc.context(config.configurable)
-        )
+        async with asyncio.timeout(svc.run_timeout_s):
+            output = await svc.graph.ainvoke(
+                graph_input(value), _config(config, thread_id, run_id), context=svc.context(config.configurable)
+            )
+    except TimeoutError:
+        log.warning("run %s on thread %s passed its deadline of %.0f s", run_id, thread_id, svc.run_timeout_s)
+        raise HTTPException(504, _past_deadline(svc)) from None
     except Exception as exc:  # the graph degrades on its own; this is a bug, said in one line
         log.exception("run %s on thread %s failed", run_id, thread_id)
         raise HTTPException(500, _failure(exc)) from None
     paused = [{"id": item.id, "value": item.value} for item in output.pop("__interrupt__", [])]
     metadata = {"run_id": str(run_id), "thread_id": thread_id, "feedback_tokens": []}
     return {"output": jsonable_encoder(output), "metadata": metadata, "interrupts": jsonable_encoder(paused)}
+
+
+def _past_deadline(svc: Service) -> str:
+    return (
+        f"the run passed its deadline of {svc.run_timeout_s:g} s ({RUN_TIMEOUT_ENV}) and was stopped; "
+        "the thread keeps the steps that finished"
+    )
 
 
 async def _resume_command(svc: Service, thread_id: str, body: ResumeBody) -> Command:
@@ -148,8 +159,18 @@ def _stream(
     """The SSE response of one turn (or a resumed run): progress and tokens (with ``filters``:
     LangChain's v2 event stream, filtered as :class:`StreamEventsBody` asks), then the requests of
     a run that paused; ``claimed``: the caller holds the thread already."""
+    try:
+        svc.slots.take()  # 503 now, before the response starts
+    except HTTPException:
+        if claimed:
+            svc.claims.release(thread_id)
+        raise
     if not claimed:
-        svc.claims.take(thread_id)  # 409 now, before the response starts
+        try:
+            svc.claims.take(thread_id)  # 409 now, before the response starts
+        except HTTPException:
+            svc.slots.release()
+            raise
     run_id = uuid.uuid4()
     config = _config(run_config, thread_id, run_id)
     context = svc.context(run_config.configurable)
@@ -172,8 +193,12 @@ def _stream(
     async def sse() -> AsyncIterator[ServerSentEvent]:
         yield ServerSentEvent(_json({"run_id": str(run_id), "thread_id": thread_id}), event="metadata")
         try:
-            async for item in source():
-                yield ServerSentEvent(_json(item), event="data")
+            async with asyncio.timeout(svc.run_timeout_s):
+                async for item in source():
+                    yield ServerSentEvent(_json(item), event="data")
+        except TimeoutError:
+            log.warning("streamed run %s on thread %s passed its deadline", run_id, thread_id)
+            yield ServerSentEvent(_json({"status_code": 504, "message": _past_deadline(svc)}), event="error")
         except Exception as exc:  # same as _invoke, on the stream: an error event, then end
             log.exception("streamed run %s on thread %s failed", run_id, thread_id)
             yield ServerSentEvent(_json({"status_code": 500, "message": _failure(exc)}), event="error")
@@ -181,6 +206,7 @@ def _stream(
 
     async def release() -> None:  # after the stream ends, is cancelled by a disconnect, or never starts
         svc.claims.release(thread_id)
+        svc.slots.release()
 
     return EventSourceResponse(sse(), background=BackgroundTask(release))
 
@@ -210,17 +236,24 @@ async def invoke(body: InvokeBody, svc: Svc) -> dict[str, Any]:
 
 @router.post("/batch", summary="Answer several queries at once, each on its own thread")
 async def batch(body: BatchBody, svc: Svc) -> dict[str, Any]:
-    """LangServe's batch: ``{"output": [...], "metadata": {"run_ids", "thread_ids"}}``; the runs
-    share the server's model and tool limits, so they queue there rather than here. When one
-    cannot run (its thread is busy: 409) the others are cancelled and the batch gets its error."""
+    """LangServe's batch: ``{"output": [...], "metadata": {"run_ids", "thread_ids"}}``. It takes a
+    run slot per input at once (503 when they do not all fit); the runs then share the server's
+    model and tool limits. When one cannot run (its thread is busy: 409) the others are cancelled
+    and the batch gets its error."""
     configs = body.configs()
     threads = [c.configurable.thread_id or new_thread_id() for c in configs]
+
+    async def one(query: str, config: RunConfig, thread: str) -> dict[str, Any]:
+        with svc.claims.claim(thread):
+            return await _run(svc, query, config, thread)
+
     try:
-        async with asyncio.TaskGroup() as group:
-            runs = [
-                group.create_task(_invoke(svc, query.query, config, thread))
-                for query, config, thread in zip(body.inputs, configs, threads, strict=True)
-            ]
+        with svc.slots.hold(len(body.inputs)):  # all of them or none: 503 before anything runs
+            async with asyncio.TaskGroup() as group:
+                runs = [
+                    group.create_task(one(query.query, config, thread))
+                    for query, config, thread in zip(body.inputs, configs, threads, strict=True)
+                ]
     except* HTTPException as failed:
         raise failed.exceptions[0] from None
     done = [run.result() for run in runs]
@@ -281,7 +314,7 @@ async def resume_thread(body: ResumeBody, thread_id: ThreadId, svc: Svc) -> dict
     """Answer the pending request (``interrupts`` of ``/invoke`` or ``/state``) and run on: the
     answer, or the next request (404 unknown thread, 409 nothing to resume, 422 a reply that does not fit)."""
     _same_thread(body, thread_id)
-    with svc.claims.claim(thread_id):
+    with svc.slots.hold(), svc.claims.claim(thread_id):
         return await _run(svc, await _resume_command(svc, thread_id, body), body.config, thread_id)
 
 
@@ -355,7 +388,8 @@ def create_app(
 
     Args:
         settings: The server's settings; each request may change its routing and budgets.
-        guard: Bearer token and body limit (default: from the environment, auth off).
+        guard: Bearer token, body limit, runs in flight and a run's deadline (default: from the
+            environment, auth off).
         models: The chat model of each role (default: built from the settings).
         connections: MCP connections (default: the bundled servers and ``settings.mcp_config``,
             docsearch from the long-lived document server when it is on).
@@ -368,7 +402,15 @@ def create_app(
             open_served(effective, models=models, connections=connections) as served,
             open_claims(served.settings) as claims,
         ):
-            app.state.service = Service(served.settings, served.graph, served.run, claims)
+            guard_options = app.state.guard
+            app.state.service = Service(
+                served.settings,
+                served.graph,
+                served.run,
+                claims,
+                slots=RunSlots(guard_options.max_runs),
+                run_timeout_s=guard_options.run_timeout_s,
+            )
             try:
                 yield
             finally:
@@ -394,6 +436,7 @@ def create_app(
             "threads": store_label(svc.settings),
             "mcp_servers": {name: errors.get(name, "ok") for name in svc.run.tools.servers},
             "busy_threads": len(svc.claims.busy),
+            "runs_in_flight": svc.slots.in_flight,
             "worker_pid": os.getpid(),
         }
 

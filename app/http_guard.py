@@ -1,5 +1,5 @@
-"""What the HTTP app checks before a run: the bearer token, the body's size, and that the thread
-is not already running.
+"""What the HTTP app checks before a run: the bearer token, the body's size, that the thread is not
+already running and that this worker has room for one more run; and how long a run may take.
 
 All three apply to the app's own routes only (a route class and dependencies, not middleware):
 mounted into ``langgraph dev`` the app's middleware would wrap LangGraph Server's routes too.
@@ -25,20 +25,49 @@ DEFAULT_MAX_BODY = 64 * 1024
 """64 KiB: a 2,000-character query with its config fits many times over."""
 
 
+MAX_RUNS_ENV = "AISEARCH_MAX_RUNS"
+DEFAULT_MAX_RUNS = 32
+"""Runs in flight per server process (a full ``/batch`` fits); one more request gets 503 at once."""
+RUN_TIMEOUT_ENV = "AISEARCH_RUN_TIMEOUT_S"
+DEFAULT_RUN_TIMEOUT_S = 900.0
+"""A run's deadline: past it the request gets 504 (a stream: an ``error`` event), the thread is free."""
+
+
+def _positive(env: dict[str, str], name: str, default: float) -> float:
+    text = env.get(name, "").strip()
+    try:
+        value = float(text) if text else default
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive number, got {text!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class GuardOptions:
-    """The app's limits: bearer token (None: no auth) and the largest request body in bytes."""
+    """The app's limits: bearer token (None: no auth), the largest request body in bytes, runs in
+    flight at once, and each run's deadline in seconds."""
 
     api_key: str | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY
+    max_runs: int = DEFAULT_MAX_RUNS
+    run_timeout_s: float = DEFAULT_RUN_TIMEOUT_S
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> GuardOptions:
-        """``AISEARCH_API_KEY`` (unset or empty: auth off) and ``AISEARCH_MAX_BODY_BYTES``."""
+        """``AISEARCH_API_KEY`` (unset or empty: auth off), ``AISEARCH_MAX_BODY_BYTES``,
+        ``AISEARCH_MAX_RUNS`` and ``AISEARCH_RUN_TIMEOUT_S``.
+
+        Raises:
+            ValueError: A limit that is not a positive number.
+        """
         env = dict(os.environ) if env is None else env
-        limit = env.get(MAX_BODY_ENV, "").strip()
         return cls(
-            api_key=env.get(API_KEY_ENV) or None, max_body_bytes=int(limit) if limit else DEFAULT_MAX_BODY
+            api_key=env.get(API_KEY_ENV) or None,
+            max_body_bytes=int(_positive(env, MAX_BODY_ENV, DEFAULT_MAX_BODY)),
+            max_runs=int(_positive(env, MAX_RUNS_ENV, DEFAULT_MAX_RUNS)),
+            run_timeout_s=_positive(env, RUN_TIMEOUT_ENV, DEFAULT_RUN_TIMEOUT_S),
         )
 
 
@@ -120,3 +149,35 @@ class ThreadClaims:
     def held(self, thread_id: str) -> bool:
         """Whether a run holds ``thread_id`` (here: in this process; see ``app/thread_locks.py``)."""
         return thread_id in self.busy
+
+
+@dataclass
+class RunSlots:
+    """Runs in flight in this process, at most ``limit``: past it a request gets 503 at once (no
+    queue: the model and tool tiers are the bottleneck, and a client can retry elsewhere)."""
+
+    limit: int
+    in_flight: int = 0
+
+    def take(self, count: int = 1) -> None:
+        """Hold ``count`` runs until :meth:`release` (503 with ``Retry-After`` when they do not fit)."""
+        if self.in_flight + count > self.limit:
+            raise HTTPException(
+                503,
+                f"{self.in_flight} of at most {self.limit} runs are in progress ({MAX_RUNS_ENV}); retry shortly",
+                headers={"Retry-After": "5"},
+            )
+        self.in_flight += count
+
+    def release(self, count: int = 1) -> None:
+        """Give back ``count`` runs."""
+        self.in_flight = max(0, self.in_flight - count)
+
+    @contextmanager
+    def hold(self, count: int = 1) -> Iterator[None]:
+        """Hold ``count`` runs for a ``with`` block."""
+        self.take(count)
+        try:
+            yield
+        finally:
+            self.release(count)

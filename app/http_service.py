@@ -6,25 +6,28 @@ name that is not in ``sys.modules``, where a dataclass cannot be defined.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import HTTPException, Request
 from langgraph.graph.state import CompiledStateGraph
 
 from app.http_bodies import Configurable
-from app.http_guard import ThreadClaims
+from app.http_guard import DEFAULT_MAX_RUNS, DEFAULT_RUN_TIMEOUT_S, RunSlots, ThreadClaims
 from core.run import Run, RunContext
 from core.settings import Settings
 
 
 @dataclass
 class Service:
-    """What the routes share for the life of the server: settings, the graph, the open run, claims."""
+    """What the routes share for the life of the server: settings, the graph, the open run, the
+    threads' claims, the run slots and a run's deadline."""
 
     settings: Settings
     graph: CompiledStateGraph
     run: Run
     claims: ThreadClaims
+    slots: RunSlots = field(default_factory=lambda: RunSlots(DEFAULT_MAX_RUNS))
+    run_timeout_s: float = DEFAULT_RUN_TIMEOUT_S
 
     def context(self, configurable: Configurable) -> RunContext:
         """The run context of one request: the server's run, with this request's settings if it has any."""

@@ -55,7 +55,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"--workers {args.workers} needs the threads in Postgres (--db postgresql://… or AISEARCH_DB): "
             f"with SQLite ({settings.db_path}) one process serves a database"
         )
-    if not _loopback(args.host) and GuardOptions.from_env().api_key is None:
+    guard = GuardOptions.from_env()  # a limit that is not a number fails here, in one line
+    if not _loopback(args.host) and guard.api_key is None:
         log.warning("serving on %s without auth: set %s to require a bearer token", args.host, API_KEY_ENV)
     os.environ.update(
         worker_environment(

@@ -325,6 +325,30 @@ def test_one_run_per_thread_and_a_client_that_disconnects_mid_stream(slow_served
     assert again.status_code == 200 and again.json()["output"]["answer"]["short"] == "18:00"
 
 
+def test_a_run_past_its_deadline_and_a_run_past_the_limit_get_clear_errors(tmp_path: Path) -> None:
+    with fake_openai(RULES, delay_s=1.0) as slow:  # a run takes several seconds
+        env = serve_env(slow.url, tmp_path, AISEARCH_RUN_TIMEOUT_S="2.5", AISEARCH_MAX_RUNS="1")
+        served = Served(env, tmp_path / "serve.log")
+        served.start()
+        try:
+            late = served.post("/invoke", ask(TOKYO, thread_id="late"))
+            assert late.status_code == 504 and "deadline of 2.5 s (AISEARCH_RUN_TIMEOUT_S)" in late.text
+            with httpx.stream("POST", f"{served.url}/stream", json=ask(TOKYO), timeout=60) as response:
+                events = sse_events(response)
+                assert next(events)[0] == "metadata"
+                full = served.post("/invoke", ask(TOKYO))  # the stream holds the only run slot
+                assert full.status_code == 503 and "AISEARCH_MAX_RUNS" in full.text
+                assert full.headers["retry-after"] == "5"
+                rest = list(events)
+            assert rest[-2][0] == "error" and rest[-2][1]["status_code"] == 504 and rest[-1][0] == "end"
+            _wait_idle(served)
+            health = served.get("/health").json()
+            assert health["runs_in_flight"] == 0 and health["busy_threads"] == 0
+            assert served.get("/conversations/late/state").json()["busy"] is False, "the thread is free"
+        finally:
+            served.stop()
+
+
 def test_threads_survive_a_restart_and_auth_when_a_key_is_set(served: Served, tmp_path: Path) -> None:
     thread = served.post("/invoke", ask(TOKYO)).json()["metadata"]["thread_id"]
     broken = tmp_path / "mcp.json"
