@@ -18,21 +18,7 @@ from core.run import Run, RunContext
 from graph.builder import build_graph
 from tests.conftest import Team, make_settings, trajectory
 from tests.support.fakes import EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
-
-VAGUE = "When was he born?"
-WHO = "Who do you mean by 'he'?"
-SUM = "What is 17 * 23 + 4?"
-PLAN = {
-    "reasoning": "One calculation.",
-    "tasks": [
-        {
-            "id": "t1",
-            "goal": "Compute 17 * 23 + 4",
-            "tool": "python.calculate",
-            "args": {"expression": "17 * 23 + 4"},
-        }
-    ],
-}
+from tests.support.human_script import PLAN, SUM, VAGUE, WHO
 
 
 @pytest.fixture
