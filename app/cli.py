@@ -12,7 +12,6 @@ import logging
 import sys
 import threading
 import time
-from pathlib import Path
 
 from langgraph.types import Command
 from rich.console import Console
@@ -26,6 +25,7 @@ from rich.progress import (
 )
 
 from app.bench_cli import register as register_bench
+from app.commands import run_settings
 from app.docs_cli import register as register_docs
 from app.docs_cli import use_docs_server
 from app.eval_cli import register as register_eval
@@ -51,7 +51,6 @@ from app.tools_cli import register as register_tools
 from app.tools_config_cli import register as register_tools_config
 from core.query import QueryError, prepare_query
 from core.run import RunContext, open_run
-from core.settings import load_settings
 from graph.builder import build_graph
 from models.assemble import AssemblyError
 from models.config import ConfigError
@@ -137,11 +136,7 @@ async def ask(args: argparse.Namespace) -> int:
         prepared = prepare_query(args.question)
     except QueryError as exc:
         raise UserError(f'{exc}, e.g. aisearch ask "Who designed the Eiffel Tower?"') from None
-    settings = load_settings(args.config)
-    if args.db:
-        settings.use_db(args.db)
-    if args.mcp_config:
-        settings.mcp_config = Path(args.mcp_config).expanduser()
+    settings = run_settings(args)
     check_endpoints(settings)
     console = Console(stderr=args.json)
     if args.interactive or args.review_plan:

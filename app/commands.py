@@ -1,14 +1,29 @@
 """What the command modules share: one error guard for leaf commands, and command groups that
-several modules add to (``aisearch eval …`` gets commands from ``index_cli`` and ``eval_cli``)."""
+several modules add to (``aisearch eval …`` gets commands from ``index_cli`` and ``eval_cli``), and
+the settings of a command that runs the graph."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+def run_settings(args: argparse.Namespace) -> Any:
+    """The settings of a command that runs the graph (``ask``, ``serve``, ``mcp``): the config file
+    named by ``--config`` (or the default), then ``--db`` and ``--mcp-config`` when given."""
+    from core.settings import load_settings
+
+    settings = load_settings(args.config)
+    if args.db:
+        settings.use_db(args.db)
+    if args.mcp_config:
+        settings.mcp_config = Path(args.mcp_config).expanduser()
+    return settings
 
 
 def echo(text: str = "", *, err: bool = False) -> None:

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from pathlib import Path
 
-from app.commands import guarded
-from core.settings import load_settings
+from app.commands import guarded, run_settings
 from models.config import ConfigError
 
 DEFAULT_PORT = 8322
@@ -20,11 +18,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve the MCP tools ``ask`` and ``search`` until the client leaves or the process is stopped."""
     from app.mcp_server import serve  # the MCP server and the graph load only for this command
 
-    settings = load_settings(args.config)
-    if args.db:
-        settings.use_db(args.db)
-    if args.mcp_config:
-        settings.mcp_config = Path(args.mcp_config).expanduser()
+    settings = run_settings(args)
     asyncio.run(serve(settings, args.transport, args.host, args.port))
     return 0
 

@@ -11,12 +11,10 @@ import argparse
 import ipaddress
 import logging
 import os
-from pathlib import Path
 
 import uvicorn
 
-from app.commands import guarded
-from core.settings import load_settings
+from app.commands import guarded, run_settings
 from models.config import ConfigError
 
 log = logging.getLogger(__name__)
@@ -45,11 +43,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.workers < 1:
         raise ValueError(f"--workers must be 1 or more, not {args.workers}")
-    settings = load_settings(args.config)
-    if args.db:
-        settings.use_db(args.db)
-    if args.mcp_config:
-        settings.mcp_config = Path(args.mcp_config).expanduser()
+    settings = run_settings(args)
     if args.workers > 1 and not settings.db_url:
         raise ConfigError(
             f"--workers {args.workers} needs the threads in Postgres (--db postgresql://… or AISEARCH_DB): "

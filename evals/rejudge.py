@@ -20,7 +20,7 @@ from typing import Any
 
 from evals.judge import Judge
 from evals.qa_runner import judge_record
-from evals.summary import VERDICTS, load_records, load_run_records, summarise
+from evals.summary import RECORDS, VERDICTS, load_records, load_run_records, summarise
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ async def judge_run(
     from evals.report import write_report
 
     run = Path(run_dir)
-    if not (run / "questions.jsonl").exists():
+    if not (run / RECORDS).exists():
         raise FileNotFoundError(f"no run at {run} (no questions.jsonl)")
     todo = to_judge(run, n)
     started = time.perf_counter()
