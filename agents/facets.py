@@ -26,6 +26,14 @@ COMPARISON_FORM = re.compile(
 )
 TOKEN = re.compile(r'"[^"]+"|“[^”]+”|[\w][\w.\'’&-]*|[,:;?!()]|\S')
 MAX_FACETS = 4
+DESCRIBING = frozenset(  # capitalised adjectives that follow the last name of a "both" question
+    "american british english french german italian spanish portuguese dutch belgian swiss austrian "
+    "irish scottish welsh canadian australian mexican brazilian argentine argentinian russian polish "
+    "swedish norwegian danish finnish greek turkish indian pakistani chinese japanese korean thai "
+    "vietnamese indonesian filipino egyptian african european asian latin christian catholic jewish "
+    "muslim islamic protestant armenian iranian israeli ukrainian czech hungarian romanian serbian "
+    "croatian zimbabwean nigerian".split()
+)
 
 
 def _is_name_word(token: str) -> bool:
@@ -101,6 +109,10 @@ def _name_after(tokens: list[str], begin: int) -> str:
             end += 1
         else:
             break
+    # "Were A and B British film directors?": the adjectives after a name describe, not name
+    described = end == len(tokens) or tokens[end][:1].islower() or tokens[end] in {"?", "!", "."}
+    while described and end - begin > 1 and tokens[end - 1].lower() in DESCRIBING:
+        end -= 1
     return _join(tokens[begin:end])
 
 

@@ -274,7 +274,9 @@ async def plan(
 
     def whole(new_tasks: list[Task]) -> Plan:
         """The next plan: the kept tasks and the new ones wired in, validated as one DAG."""
-        rewired, wired = _attach_augmentation(kept, new_tasks, incomplete) if incomplete else (kept, new_tasks)
+        rewired, wired = (
+            _attach_augmentation(kept, new_tasks, incomplete) if incomplete else (kept, new_tasks)
+        )
         return validate_plan(
             Plan(tasks=[*rewired, *wired], version=old.version + 1),
             candidate_tools=[tool["name"] for tool in candidates] + [t.tool for t in kept if t.tool],

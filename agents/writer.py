@@ -6,6 +6,10 @@ citations are then checked (``agents/citations.py``): uncited sentences are attr
 source that supports them, unsupported citations dropped, both recorded. The answer object
 carries its citations structurally (number → evidence id), marks which cited sources are the
 model's own knowledge, and lists what could not be found.
+
+A comparison of named entities ("Which came first, A or B?", "Were A and B both …?") is first
+read one entity at a time and settled in code (``agents/compare.py``); the Writer then only
+explains that answer, and reads the question whole when the readings leave it open.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from agents.citations import check_citations
+from agents.compare import Verdict, comparison_of, read_each
 from agents.facets import answer_choices, is_yes_no_question
 from agents.short_answer import explanation_of, short_of
 from core.events import AnswerEvent, emit
@@ -102,13 +107,16 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str], short: 
     }
 
 
-async def answer_first(model: BaseChatModel, prompt: str, *, direct: bool) -> tuple[str, str, str | None]:
+async def answer_first(
+    model: BaseChatModel, prompt: str, *, direct: bool, settled: str | None = None
+) -> tuple[str, str, str | None]:
     """The short answer, then its explanation: two turns of one conversation.
 
     The first turn asks for the answer alone (a short phrase, as single-shot RAG asks); the
     second asks why, citing the sources. The second turn extends the first one's prompt and reply,
     so a llama.cpp server reuses the whole prefix and only reads the new question. A model that
-    writes ``Answer: …`` or its reasons anyway is parsed the same way.
+    writes ``Answer: …`` or its reasons anyway is parsed the same way. An answer already
+    ``settled`` (a comparison read entity by entity) stands as the first turn's reply.
 
     Returns:
         The short answer, the explanation, and what went wrong when the explanation's call failed
@@ -119,8 +127,11 @@ async def answer_first(model: BaseChatModel, prompt: str, *, direct: bool) -> tu
     """
     system = SystemMessage(content=render("reader_system"))
     question = HumanMessage(content=prompt)
-    first = await model.bind(max_tokens=SHORT_TOKENS, temperature=0).ainvoke([system, question])
-    first_text = strip_thinking(message_text(first))
+    if settled:
+        first_text = settled
+    else:
+        first = await model.bind(max_tokens=SHORT_TOKENS, temperature=0).ainvoke([system, question])
+        first_text = strip_thinking(message_text(first))
     short = short_of(first_text)
     follow_up = HumanMessage(content=render("writer_explain_direct" if direct else "writer_explain"))
     turns = [system, question, AIMessage(content=first_text), follow_up]
@@ -168,7 +179,12 @@ def _prompt(state: SearchState, sources: list[Evidence], missing: list[str], dir
 
 
 async def _read(
-    model: BaseChatModel, state: SearchState, sources: list[Evidence], missing: list[str], direct: bool
+    model: BaseChatModel,
+    state: SearchState,
+    sources: list[Evidence],
+    missing: list[str],
+    direct: bool,
+    settled: str | None = None,
 ) -> tuple[str, str, str | None]:
     """The answer from as many sources as fit the model's context.
 
@@ -178,7 +194,8 @@ async def _read(
     kept = sources
     while True:
         try:
-            return await answer_first(model, _prompt(state, kept, missing, direct), direct=direct)
+            prompt = _prompt(state, kept, missing, direct)
+            return await answer_first(model, prompt, direct=direct, settled=settled)
         except MODEL_ERRORS as exc:
             if is_context_overflow(exc) and len(kept) > 1:
                 log.warning(
@@ -191,13 +208,31 @@ async def _read(
             return "", UNANSWERED.format(problem=problem), problem
 
 
+async def _compare(model: BaseChatModel, state: SearchState, sources: list[Evidence]) -> Verdict | None:
+    """A comparison question read one entity at a time (``agents/compare.py``); None for other
+    questions, or when a reading fails (the Writer then reads the question whole)."""
+    question = (state.get("assessment") or {}).get("resolved_query") or state["query"]
+    comparison = comparison_of(question)
+    if comparison is None:
+        return None
+    try:
+        return await read_each(model, comparison, question, sources)
+    except MODEL_ERRORS as exc:
+        problem = describe_model_error(exc)
+        log.warning("reading the compared entities failed (%s); reading the question whole", problem)
+        return None
+
+
 async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Write the final answer of the turn (never raises on a failing model endpoint)."""
     run = await current_run(runtime)
     sources = number_sources(state)
     missing = list(dict.fromkeys(state.get("missing", [])))
     direct = state.get("route") == "writer_only" or (not sources and not state.get("plan"))
-    short, text, problem = await _read(run.model("writer"), state, sources, missing, direct)
+    model = run.model("writer")
+    verdict = await _compare(model, state, sources) if sources and not direct else None
+    settled = verdict.answer if verdict else None
+    short, text, problem = await _read(model, state, sources, missing, direct, settled)
     if problem:
         missing.append(f"the written answer ({problem})")
     check = check_citations(text, sources)
@@ -206,5 +241,7 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     answer["dropped_citations"] = check.dropped
     plan = current_plan(state)
     answer["plan_version"] = plan.version if plan else None
+    if verdict:
+        answer["compared"] = {"form": verdict.form, "facts": verdict.facts, "settled": verdict.answer}
     emit(AnswerEvent(event="answer", answer=answer))
     return {"answer": answer, "messages": [AIMessage(content=answer["text"])]}

@@ -183,6 +183,15 @@ class Source(TypedDict):
     source: str
 
 
+class ComparedRecord(TypedDict):
+    """A comparison read one entity at a time (``agents/compare.py``): its form, what each entity's
+    reading found, and the answer they settled (None when the Writer read the question whole)."""
+
+    form: str
+    facts: dict[str, str]
+    settled: str | None
+
+
 class Answer(TypedDict):
     """The Writer's answer: short answer, cited text, citations, sources and what is missing."""
 
@@ -198,6 +207,7 @@ class Answer(TypedDict):
     attributed_citations: NotRequired[list[dict[str, Any]]]
     dropped_citations: NotRequired[list[dict[str, Any]]]
     plan_version: NotRequired[int | None]
+    compared: NotRequired[ComparedRecord]
 
 
 @dataclass

@@ -51,6 +51,7 @@ def aisearch_record(trace: dict[str, Any]) -> dict[str, Any]:
     return {
         "prediction": answer.get("text", ""),
         "short": answer.get("short", ""),
+        "compared": answer.get("compared") or {},
         "citations": answer.get("citations", []),
         "evidence": [
             {

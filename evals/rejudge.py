@@ -55,7 +55,11 @@ async def judge_run(
             question = {"id": record["id"], "question": record["question"], "answer": record.get("gold")}
             clock = time.perf_counter()
             verdicts = await judge_record(judge, question, record.get("systems") or {})
-            line = {"id": record["id"], "judge": verdicts, "judge_seconds": round(time.perf_counter() - clock, 3)}
+            line = {
+                "id": record["id"],
+                "judge": verdicts,
+                "judge_seconds": round(time.perf_counter() - clock, 3),
+            }
             with open(run / VERDICTS, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(line) + "\n")
             bar.update(1)

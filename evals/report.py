@@ -214,6 +214,12 @@ def markdown(summary: Mapping[str, Any], images: Sequence[str | Path] = ()) -> s
         ]
     if summary.get("by_strategy"):
         out += _group_table("By route and SRSA strategy", "route/strategy", summary["by_strategy"])
+    if summary.get("by_comparison"):
+        out += _group_table(
+            "By how the Writer read it (a comparison entity by entity, settled in code or left open; else whole)",
+            "reading",
+            summary["by_comparison"],
+        )
     if summary.get("by_decider"):
         out += _group_table(
             "By what decided the route (rules, classifier, probe: no LLM call; llm: the Master's assessment)",

@@ -265,6 +265,15 @@ def _system_names(records: Sequence[Mapping[str, Any]]) -> list[str]:
     return [s for s in SYSTEM_ORDER if s in seen] + sorted(seen - set(SYSTEM_ORDER))
 
 
+def _compared(output: Mapping[str, Any]) -> str:
+    """How the Writer read a question: a comparison settled entity by entity, one they left open,
+    or whole (every other question)."""
+    compared = output.get("compared") or {}
+    if not compared:
+        return "whole"
+    return f"{compared.get('form')}: {'settled' if compared.get('settled') else 'open'}"
+
+
 def _grouped(
     records: Sequence[Mapping[str, Any]],
     scored: Sequence[dict[str, dict[str, Any]]],
@@ -452,6 +461,7 @@ def summarise(
     summary["by_strategy"] = _grouped(
         records, scored, lambda output: f"{output.get('route')}/{output.get('strategy') or '-'}"
     )
+    summary["by_comparison"] = _grouped(records, scored, _compared)
     summary["by_decider"] = _grouped(records, scored, lambda output: output.get("decided_by") or "llm")
     summary["route_counts"] = {route: entry["n"] for route, entry in by_route.items()}
     summary["route_share"] = {route: n / len(our_outputs) for route, n in summary["route_counts"].items()}

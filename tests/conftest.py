@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import AsyncIterator
@@ -37,6 +38,10 @@ os.environ["AISEARCH_DOCSEARCH_DEFAULT_BUILD"] = "0"
 os.environ["AISEARCH_DOCSEARCH_WARMUP"] = "0"
 # CLI runs in tests start docsearch over stdio; tests/test_docs_server.py turns the long-lived one on
 os.environ["AISEARCH_DOCS_SERVER"] = "0"
+# A run started in the background (``nohup .ci/run &``) inherits SIGINT ignored, and so would every
+# process the Ctrl-C tests start: give them the terminal's default, as a user's shell does.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def make_settings(routing: str = "llm", *, clarify: bool = False, review_plan: bool = False, **budgets: Any) -> Settings:

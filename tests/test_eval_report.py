@@ -44,6 +44,7 @@ def _records() -> list[dict]:
                 # content words arthur, magazine, started, first: 3 of 4 in e1 -> supported
                 "sentences": [{"text": "Arthur's Magazine was started first.", "cited": [1]}],
                 "route": "executor",
+                "compared": {"form": "earlier", "facts": {"A": "1844", "B": "1989"}, "settled": "A"},
                 "replans": 0,
                 "node_seconds": {"master": 2.0, "writer": 4.0},
                 "tokens": {
@@ -238,6 +239,8 @@ def test_summarise_hand_made_fixture():
     assert (s["baseline_latency_p50_s"], s["baseline_latency_p80_s"]) == (approx(8.0), approx(29.4))
     assert s["latency_ratio_p50"] == approx(3.125)
     assert s["errors"] == 2
+    assert s["by_comparison"]["earlier: settled"]["n"] == 1 and s["by_comparison"]["earlier: settled"]["em"] == 1
+    assert s["by_comparison"]["whole"]["n"] == 2, "q2 and q3; q4's error is its own group"
     assert s["errors_by_system"] == {"aisearch": 1, "rag": 1, "closed_book": 0}
 
     ours = s["systems"]["aisearch"]
@@ -334,6 +337,7 @@ def test_markdown_report_renders_the_sections():
         "## By route",
         "| executor | 2 | 0.500 |",
         "Re-plan rate: 0.250",
+        "| earlier: settled | 1 | 0.250 | 1.000 |",
         "## Time per node",
         "## Tokens per role",
         "## Judge agreement with exact match",

@@ -35,6 +35,9 @@ class Fixed:
         ("Which is longer, the Nile, the Amazon, or the Yangtze?", ["Nile", "Amazon", "Yangtze"]),
         ("Where was the director of Inception born?", []),
         ("Who founded Apple and Microsoft?", []),  # "and" without a comparison word
+        ("Are both Jonathan Marray and Wayne Black British?", ["Jonathan Marray", "Wayne Black"]),
+        ("Are both Deerhunter and Nine Lashes American Christian rock bands?", ["Deerhunter", "Nine Lashes"]),
+        ("Are Ana Kasparian and Katherine Sarafian both Armenian?", ["Ana Kasparian", "Katherine Sarafian"]),
     ],
 )  # fmt: skip
 def test_comparison_facets(question: str, facets: list[str]) -> None:

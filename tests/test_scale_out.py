@@ -283,7 +283,11 @@ def test_a_thread_started_on_one_worker_continues_on_the_other(workers: Served) 
     thread, origin = first.json()["metadata"]["thread_id"], _worker(first)
     turns = 1
     for _ in range(TRIES):
-        follow = workers.post(f"/conversations/{thread}/invoke", ask("When was he born?"))
+        # sent beside unrelated requests: alone, one idle worker may win every accept in a row
+        with ThreadPoolExecutor(4) as pool:
+            beside = [pool.submit(workers.post, "/invoke", ask(TOKYO)) for _ in range(3)]
+            follow = workers.post(f"/conversations/{thread}/invoke", ask("When was he born?"))
+            assert all(f.result().status_code == 200 for f in beside)
         assert follow.status_code == 200, follow.text
         turns += 1
         if _worker(follow) != origin:

@@ -95,8 +95,47 @@ async def test_a_comparison_that_names_its_entities_is_one_search_of_the_questio
     assert {"Ostrava Tower", "Lindqvist Tower"} <= titles, "the question's own top passages hold both"
 
 
+async def test_a_comparison_is_read_one_entity_at_a_time_and_decided_in_code(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["writer"].on("Answer for Ostrava Tower", "212 metres").on("Answer for Lindqvist Tower", "187 metres")
+    team["writer"].on("say why", lambda p: f"It is 212 metres tall [{number_of(p, 'Ostrava Tower')}].")
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), COMPARISON)
+
+    assert path == ["master", "select_tools", "direct_search", "writer"]
+    answer = state["answer"]
+    assert answer["compared"] == {
+        "form": "more",
+        "facts": {"Ostrava Tower": "212 metres", "Lindqvist Tower": "187 metres"},
+        "settled": "Ostrava Tower",
+    }
+    assert answer["short"] == "Ostrava Tower", "the larger number wins, compared in code"
+    asked = [call.prompt for call in team["writer"].calls]
+    assert not [p for p in asked if "Answer the question from the context" in p], "no joint read"
+    for entity, other in (("Ostrava Tower", "Lindqvist Tower"), ("Lindqvist Tower", "Ostrava Tower")):
+        prompt = next(p for p in asked if f"Answer for {entity}" in p)
+        assert f"] {entity}:" in prompt and f"] {other}:" not in prompt, "each read on its own passages"
+    assert [c["title"] for c in answer["citations"]] == ["Ostrava Tower"]
+
+
+async def test_a_comparison_the_readings_leave_open_is_read_whole(team: Team, hotpot_hub: ToolHub) -> None:
+    team["writer"].on("Answer for ", "not stated")
+    team["writer"].on(WRITER, "Answer: Lindqvist Tower\nBecause: It is tall [1].")
+
+    state, _, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), COMPARISON)
+
+    assert state["answer"]["compared"]["facts"] == {
+        "Ostrava Tower": "not stated",
+        "Lindqvist Tower": "not stated",
+    }
+    assert state["answer"]["compared"]["settled"] is None
+    assert state["answer"]["short"] == "Lindqvist Tower", "the Writer's own reading of the question"
+
+
 async def test_parallel_searches_every_entity_at_once(team: Team, hotpot_hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=COMPARISON))
+    team["writer"].on("Answer for ", "not stated")  # each tower read alone settles nothing here
     team["writer"].on(
         WRITER,
         lambda p: (
