@@ -52,6 +52,7 @@ ASKS_WHICH = re.compile(  # "Between A and B, who is older?", "Who was born firs
     r"(first|older|younger|earlier|later|more|less|fewer|larger|smaller|taller|longer|bigger)\b",
     re.IGNORECASE,
 )
+HOW_MUCH = re.compile(r"\bhow (many|much)\b", re.IGNORECASE)
 MORE_RECENTLY = re.compile(r"\b(more|most)\s+(?=recent)", re.IGNORECASE)
 PLACE = re.compile(r"\b(north|south|east|west|closer|nearer|further|farther)\w*\b", re.IGNORECASE)
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
@@ -99,6 +100,8 @@ class Verdict:
 def comparison_of(question: str) -> Comparison | None:
     """The form of a comparison of two or three named entities, or None for any other question
     (and for one these rules cannot read safely: "further north", or both "older" and "younger")."""
+    if HOW_MUCH.search(question):  # "older, and by how many years?" asks for a difference: the Planner's
+        return None
     options = answer_choices(question)
     entities = options or comparison_facets(question)
     if not options and not (is_yes_no_question(question) or ASKS_WHICH.search(question)):

@@ -58,6 +58,7 @@ def test_the_form_of_a_comparison_is_read_by_rules(
         "Which of Kylian Hazard's older brothers plays for Borussia Mönchengladbach and Belgium?",
         "Who was older than Ana and younger than Bo, Cy or Di?",  # both directions: unsafe
         "When was the Kestrel Bridge opened?",
+        "Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?",  # a difference
     ],
 )
 def test_questions_the_rules_cannot_compare_safely_have_no_form(question: str) -> None:
