@@ -1,8 +1,9 @@
 """A comparison read one entity at a time, the comparison itself made in code (SRSA's parallel step).
 
 A 1.5B reader handed five passages about two entities often answers with the wrong one, or
-with the entity the passages mention most. Asked about one entity at a time it is far more
-reliable, and the comparison is then a rule:
+with the entity the passages mention most. Asked about one entity at a time it is more reliable
+(HotpotQA dev, the 43 comparisons these rules read, over the question's top 5: 36 settled, 24 of
+them exactly right where RAG got 18 of the same 36), and the comparison is then a rule:
 
 * **earlier / later** ("Which came first, A or B?", "Who is younger, A or B?"): the date of each
   entity the question is about, compared as dates;

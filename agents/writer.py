@@ -15,12 +15,14 @@ explains that answer, and reads the question whole when the readings leave it op
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from agents.answer_form import is_open_question
 from agents.citations import check_citations
 from agents.compare import Verdict, comparison_of, read_each
 from agents.facets import answer_choices, is_yes_no_question
@@ -40,6 +42,10 @@ UNANSWERED = "No answer could be written: {problem}. The sources found are liste
 MAX_SOURCE_CHARS = 1500  # a whole encyclopedia paragraph (97 % of HotpotQA's are shorter)
 SHORT_TOKENS = 32  # the short answer: a name, a date, a number, yes/no
 EXPLAIN_TOKENS = 64  # one cited sentence, not a restatement of the sources
+SUMMARY_TOKENS = 64  # an open question's first turn: one sentence that sums the answer up
+FULL_TOKENS = 512  # an open question's answer in full: a few cited paragraphs
+BRIEF = "with a short phrase only: {form}. No explanation, no full sentence."
+SUMMED_UP = "in one sentence that sums up the answer. No details yet."
 
 
 def number_sources(state: SearchState) -> list[Evidence]:
@@ -107,16 +113,24 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str], short: 
     }
 
 
-async def answer_first(
-    model: BaseChatModel, prompt: str, *, direct: bool, settled: str | None = None
-) -> tuple[str, str, str | None]:
+@dataclass(frozen=True)
+class Reading:
+    """How the Writer answers this turn."""
+
+    direct: bool  # without sources, from the model's own knowledge
+    full: bool = False  # an open question: a one-sentence summary, then the answer in full
+    settled: str | None = None  # the answer a comparison read entity by entity settled
+
+
+async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> tuple[str, str, str | None]:
     """The short answer, then its explanation: two turns of one conversation.
 
     The first turn asks for the answer alone (a short phrase, as single-shot RAG asks); the
     second asks why, citing the sources. The second turn extends the first one's prompt and reply,
     so a llama.cpp server reuses the whole prefix and only reads the new question. A model that
     writes ``Answer: …`` or its reasons anyway is parsed the same way. An answer already
-    ``settled`` (a comparison read entity by entity) stands as the first turn's reply.
+    settled (a comparison read entity by entity) stands as the first turn's reply. An open
+    question gets a one-sentence summary first, then its answer in full.
 
     Returns:
         The short answer, the explanation, and what went wrong when the explanation's call failed
@@ -127,16 +141,20 @@ async def answer_first(
     """
     system = SystemMessage(content=render("reader_system"))
     question = HumanMessage(content=prompt)
-    if settled:
-        first_text = settled
+    if reading.settled:
+        first_text = reading.settled
     else:
-        first = await model.bind(max_tokens=SHORT_TOKENS, temperature=0).ainvoke([system, question])
+        first_tokens = SUMMARY_TOKENS if reading.full else SHORT_TOKENS
+        first = await model.bind(max_tokens=first_tokens, temperature=0).ainvoke([system, question])
         first_text = strip_thinking(message_text(first))
     short = short_of(first_text)
-    follow_up = HumanMessage(content=render("writer_explain_direct" if direct else "writer_explain"))
+    explain = ("writer_explain_direct" if reading.direct else "writer_explain") + (
+        "_long" if reading.full else ""
+    )
+    follow_up = HumanMessage(content=render(explain))
     turns = [system, question, AIMessage(content=first_text), follow_up]
     try:
-        second = await model.bind(max_tokens=EXPLAIN_TOKENS).ainvoke(turns)
+        second = await model.bind(max_tokens=FULL_TOKENS if reading.full else EXPLAIN_TOKENS).ainvoke(turns)
     except MODEL_ERRORS as exc:
         problem = describe_model_error(exc)
         log.warning("the Writer's explanation failed (%s); answering with the short answer", problem)
@@ -144,12 +162,14 @@ async def answer_first(
     return short, explanation_of(strip_thinking(message_text(second))), None
 
 
-def _prompt(state: SearchState, sources: list[Evidence], missing: list[str], direct: bool) -> str:
-    """The answer turn's prompt: the question with the numbered sources, or alone (``direct``)."""
+def _prompt(state: SearchState, sources: list[Evidence], missing: list[str], reading: Reading) -> str:
+    """The answer turn's prompt: the question with the numbered sources, or alone (direct); an
+    open question is first summed up in one sentence."""
     query = state["query"]
-    if direct:
+    if reading.direct:
         history = format_history(state.get("messages", [])[:-1])
-        return render("writer_direct", today=state.get("today", ""), history=history, query=query)
+        how = SUMMED_UP if reading.full else BRIEF.format(form="a name, a date, a number, or yes/no")
+        return render("writer_direct", today=state.get("today", ""), history=history, query=query, how=how)
     gaps = "Could not be found: " + "; ".join(missing) + "\n" if missing else ""
     failures = [
         f"{result['goal']}: {result.get('error') or result['status']}"
@@ -173,8 +193,8 @@ def _prompt(state: SearchState, sources: list[Evidence], missing: list[str], dir
         sources=format_sources(sources) or "(none)",
         missing=gaps,
         query=question,
-        choices=choices,
-        form=form,
+        choices="" if reading.full else choices,
+        how=SUMMED_UP if reading.full else BRIEF.format(form=form),
     )
 
 
@@ -183,8 +203,7 @@ async def _read(
     state: SearchState,
     sources: list[Evidence],
     missing: list[str],
-    direct: bool,
-    settled: str | None = None,
+    reading: Reading,
 ) -> tuple[str, str, str | None]:
     """The answer from as many sources as fit the model's context.
 
@@ -194,8 +213,7 @@ async def _read(
     kept = sources
     while True:
         try:
-            prompt = _prompt(state, kept, missing, direct)
-            return await answer_first(model, prompt, direct=direct, settled=settled)
+            return await answer_first(model, _prompt(state, kept, missing, reading), reading)
         except MODEL_ERRORS as exc:
             if is_context_overflow(exc) and len(kept) > 1:
                 log.warning(
@@ -230,9 +248,10 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     missing = list(dict.fromkeys(state.get("missing", [])))
     direct = state.get("route") == "writer_only" or (not sources and not state.get("plan"))
     model = run.model("writer")
-    verdict = await _compare(model, state, sources) if sources and not direct else None
-    settled = verdict.answer if verdict else None
-    short, text, problem = await _read(model, state, sources, missing, direct, settled)
+    full = is_open_question((state.get("assessment") or {}).get("resolved_query") or state["query"])
+    verdict = await _compare(model, state, sources) if sources and not direct and not full else None
+    reading = Reading(direct=direct, full=full, settled=verdict.answer if verdict else None)
+    short, text, problem = await _read(model, state, sources, missing, reading)
     if problem:
         missing.append(f"the written answer ({problem})")
     check = check_citations(text, sources)
@@ -241,6 +260,7 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     answer["dropped_citations"] = check.dropped
     plan = current_plan(state)
     answer["plan_version"] = plan.version if plan else None
+    answer["length"] = "full" if full else "brief"
     if verdict:
         answer["compared"] = {"form": verdict.form, "facts": verdict.facts, "settled": verdict.answer}
     emit(AnswerEvent(event="answer", answer=answer))

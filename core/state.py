@@ -208,6 +208,7 @@ class Answer(TypedDict):
     dropped_citations: NotRequired[list[dict[str, Any]]]
     plan_version: NotRequired[int | None]
     compared: NotRequired[ComparedRecord]
+    length: NotRequired[Literal["brief", "full"]]  # a factoid's few words, or an open question's full answer
 
 
 @dataclass

@@ -26,6 +26,7 @@ from openai import AsyncOpenAI
 from agents.master import AssessmentReply as Assessment
 from agents.master import assess_prompt
 from agents.planner import PlanSketch, describe_tools
+from agents.writer import BRIEF
 from core.run import open_run
 from core.settings import Settings, load_settings
 from evals.machine import machine_line
@@ -180,6 +181,8 @@ def role_prompts() -> dict[Role, tuple[str, type | None, int]]:
                 today=TODAY,
                 missing="",
                 query=HAN_WU,
+                choices="",
+                how=BRIEF.format(form="a name, a date, a number or a few words"),
                 sources=(
                     "[1] (model knowledge) Birth year of Emperor Wu of Han: 156 BC\n"
                     "[2] (model knowledge) Birth year of Julius Caesar: 100 BC\n"

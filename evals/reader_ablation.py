@@ -26,6 +26,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from agents.facets import answer_choices, comparison_facets, is_yes_no_question
 from agents.short_answer import clean_short, short_of
+from agents.writer import BRIEF
 from evals.baseline import first_line, format_context
 from evals.metrics import exact_match, token_f1
 from evals.qa_data import load_questions
@@ -53,7 +54,13 @@ def writer_prompt(question: str, passages: list[dict[str, Any]], hint: bool) -> 
         else "a name, a date, a number or a few words, not yes or no"
     )
     return render(
-        "writer_answer", today="", sources=sources, missing="", query=question, choices=choices, form=form
+        "writer_answer",
+        today="",
+        sources=sources,
+        missing="",
+        query=question,
+        choices=choices,
+        how=BRIEF.format(form=form),
     )
 
 
