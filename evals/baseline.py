@@ -5,6 +5,10 @@
   answer: the setup of ``../shared/notes/qa-baselines.md``.
 * **Closed-book**: the same model and prompt with no context.
 
+An open question (advice, a plan, an analysis: ``agents/answer_form.py``, the rule the Writer
+uses) is answered in full by both, at most 512 tokens, as aisearch answers it; every other
+question with a short phrase.
+
 Each returns a system record in the runner's per-question schema (prediction, short answer,
 evidence, seconds per step, tokens, error).
 """
@@ -18,6 +22,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from agents.answer_form import is_open_question
 from agents.short_answer import clean_short
 from evals.trace import TokenCounter
 from models.structured import message_text, strip_thinking
@@ -26,6 +31,7 @@ from tools.index.search import Searcher
 
 RAG_K = 5
 ANSWER_TOKENS = 32
+FULL_TOKENS = 512  # an open question's answer in full, as the Writer's
 
 
 def first_line(text: str) -> str:
@@ -48,14 +54,16 @@ class Baselines:
     def __init__(self, model: BaseChatModel, searcher: Searcher | None, k: int = RAG_K) -> None:
         """Answer with ``model``; retrieve the top ``k`` from ``searcher`` (closed-book needs none)."""
         self.model = model.bind(max_tokens=ANSWER_TOKENS, temperature=0)
+        self.full_model = model.bind(max_tokens=FULL_TOKENS, temperature=0)
         self.searcher = searcher
         self.k = k
 
-    async def _read(self, user: str) -> tuple[str, dict[str, Any], float]:
+    async def _read(self, user: str, full: bool) -> tuple[str, dict[str, Any], float]:
         counter = TokenCounter(role="writer")
         started = time.perf_counter()
         messages = [SystemMessage(content=render("baseline_system")), HumanMessage(content=user)]
-        reply = await self.model.ainvoke(messages, config={"callbacks": [counter]})
+        model = self.full_model if full else self.model
+        reply = await model.ainvoke(messages, config={"callbacks": [counter]})
         return message_text(reply), counter.as_dict(), time.perf_counter() - started
 
     def retrieve(self, question: str) -> list[dict[str, Any]]:
@@ -80,15 +88,21 @@ class Baselines:
         started = time.perf_counter()
         passages = await asyncio.to_thread(self.retrieve, question)
         retrieved = time.perf_counter() - started
-        user = render("baseline_rag", context=format_context(passages), question=question)
-        text, tokens, read_s = await self._read(user)
-        return _record(text, passages, {"retrieve": retrieved, "read": read_s}, tokens, "rag", started)
+        full = is_open_question(question)
+        prompt = "baseline_rag_full" if full else "baseline_rag"
+        text, tokens, read_s = await self._read(
+            render(prompt, context=format_context(passages), question=question), full
+        )
+        seconds = {"retrieve": retrieved, "read": read_s}
+        return _record(text, passages, seconds, tokens, "rag", started, full)
 
     async def closed_book(self, question: str) -> dict[str, Any]:
         """The model alone, no retrieval."""
         started = time.perf_counter()
-        text, tokens, read_s = await self._read(render("baseline_closed_book", question=question))
-        return _record(text, [], {"read": read_s}, tokens, "closed_book", started)
+        full = is_open_question(question)
+        prompt = "baseline_closed_book_full" if full else "baseline_closed_book"
+        text, tokens, read_s = await self._read(render(prompt, question=question), full)
+        return _record(text, [], {"read": read_s}, tokens, "closed_book", started, full)
 
 
 def _record(
@@ -98,10 +112,11 @@ def _record(
     tokens: dict[str, Any],
     route: str,
     started: float,
+    full: bool = False,
 ) -> dict[str, Any]:
     answer = first_line(text)
     return {
-        "prediction": answer,
+        "prediction": strip_thinking(text).strip() if full else answer,
         "short": clean_short(answer),
         "citations": [],
         "evidence": passages,

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agents.answer_form import is_open_question
 from agents.writer import FULL_TOKENS, Reading, answer_first
+from evals.baseline import Baselines
 from tests.conftest import Team, run
 from tests.support.fakes import MASTER, WRITER, ScriptedChatModel, assessment
+from tools.index.search import Searcher
+from tools.index.store import IndexStore
 
 TRIP = (
     "I'm planning a year-long backpacking trip around the world on a tight budget of $5000. What are "
@@ -85,3 +90,19 @@ async def test_a_factoid_question_stays_brief(team: Team, hub) -> None:
 
     assert "short phrase only" in team["writer"].calls[0].prompt
     assert state["answer"]["length"] == "brief"
+
+
+async def test_the_baselines_answer_an_open_question_in_full_too(hotpot_index: Path) -> None:
+    reader = ScriptedChatModel()
+    reader.on("in full: cover every part", "Stay in hostels [1].\nCook your own food.")
+    reader.on("short phrase only", "the Ome")
+    baselines = Baselines(reader, Searcher(IndexStore(hotpot_index).require("docs")))
+
+    rag = await baselines.rag(TRIP)
+    closed = await baselines.closed_book(TRIP)
+    factoid = await baselines.rag("What river does the Kestrel Bridge cross?")
+
+    assert rag["prediction"] == "Stay in hostels [1].\nCook your own food." and rag["evidence"]
+    assert closed["prediction"] == "Stay in hostels [1].\nCook your own food."
+    assert (factoid["prediction"], factoid["short"]) == ("the Ome", "the Ome")
+    assert "in full" not in reader.calls[-1].prompt

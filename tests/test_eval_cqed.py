@@ -38,7 +38,7 @@ from tools.index.search import Searcher
 from tools.index.store import IndexStore
 
 JUDGE = "I created a dataset of long situational questions"
-RAG_PROMPT = "Using the context, answer the question with a short phrase only"
+RAG_PROMPT = "Using the context, answer the question"  # in full for these open queries
 CLOSED_BOOK = "You are a question answering assistant"
 QUERIES = [
     {
