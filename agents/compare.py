@@ -26,6 +26,7 @@ from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.constants import TAG_NOSTREAM
 
 from agents.facets import answer_choices, comparison_facets, is_yes_no_question
 from agents.short_answer import short_of
@@ -188,6 +189,24 @@ def settle(comparison: Comparison, facts: dict[str, str]) -> str | None:
     return fitting[0] if len(fitting) == 1 else None
 
 
+def cited_facts(verdict: Verdict, sources: list[Evidence]) -> str | None:
+    """The reasons of a comparison settled on dates or numbers, written from the facts themselves:
+    each entity's reading cited to its own article ("Wavves: 2008 [1]. Social Code: 2001 [3].").
+
+    None for yes/no readings (a bare "yes" explains nothing), an open comparison, or an entity
+    without an article of its own among the sources: the Writer then explains in its own words.
+    """
+    if verdict.answer is None or verdict.form not in ("earlier", "later", "more", "less"):
+        return None
+    cited = []
+    for entity, fact in verdict.facts.items():
+        number = next((n for n, source in enumerate(sources, 1) if _titled(entity, source)), None)
+        if number is None:
+            return None
+        cited.append(f"{entity}: {fact} [{number}].")
+    return " ".join(cited)
+
+
 def full_name(entity: str, sources: list[Evidence]) -> str:
     """The entity's name as its own article opens ("Berkeley" → "University of California,
     Berkeley"; "Ernst Messerschmid" → "Ernst Willi Messerschmid"), or the name as asked.
@@ -261,7 +280,8 @@ async def read_each(
     Raises:
         The model errors of any reading (:data:`models.errors.MODEL_ERRORS`).
     """
-    bound = model.bind(max_tokens=FACT_TOKENS, temperature=0)
+    # not streamed: a reader sees the settled answer and its reasons, not each entity's reading
+    bound = model.bind(max_tokens=FACT_TOKENS, temperature=0).with_config(tags=[TAG_NOSTREAM])
     system = SystemMessage(content=render("reader_system"))
 
     async def read(entity: str) -> str:

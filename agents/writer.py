@@ -8,8 +8,9 @@ carries its citations structurally (number → evidence id), marks which cited s
 model's own knowledge, and lists what could not be found.
 
 A comparison of named entities ("Which came first, A or B?", "Were A and B both …?") is first
-read one entity at a time and settled in code (``agents/compare.py``); the Writer then only
-explains that answer, and reads the question whole when the readings leave it open.
+read one entity at a time and settled in code (``agents/compare.py``); dates and numbers are
+their own cited reasons, a yes/no the Writer explains, and the Writer reads the question whole
+when the readings leave it open.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from langgraph.runtime import Runtime
 
 from agents.answer_form import is_open_question
 from agents.citations import check_citations
-from agents.compare import Verdict, comparison_of, read_each
+from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.facets import answer_choices, is_yes_no_question
 from agents.short_answer import explanation_of, short_of
 from core.events import AnswerEvent, emit
@@ -250,8 +251,12 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     model = run.model("writer")
     full = is_open_question((state.get("assessment") or {}).get("resolved_query") or state["query"])
     verdict = await _compare(model, state, sources) if sources and not direct and not full else None
-    reading = Reading(direct=direct, full=full, settled=verdict.answer if verdict else None)
-    short, text, problem = await _read(model, state, sources, missing, reading)
+    reasons = cited_facts(verdict, sources) if verdict else None
+    if verdict and verdict.answer and reasons:  # dates or numbers: their own reasons, no model call
+        short, text, problem = verdict.answer, reasons, None
+    else:
+        reading = Reading(direct=direct, full=full, settled=verdict.answer if verdict else None)
+        short, text, problem = await _read(model, state, sources, missing, reading)
     if problem:
         missing.append(f"the written answer ({problem})")
     check = check_citations(text, sources)

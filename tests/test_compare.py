@@ -6,6 +6,8 @@ import pytest
 
 from agents.compare import (
     Comparison,
+    Verdict,
+    cited_facts,
     comparison_of,
     date_key,
     entity_question,
@@ -167,3 +169,13 @@ def test_the_name_leaves_out_titles_letters_and_trailing_clauses() -> None:
     assert full_name("Labrador Retriever", sources) == "The Labrador Retriever"
     assert full_name("Reynolds v. Sims", sources) == "Reynolds v. Sims"
     assert full_name("Ernst Messerschmid", sources) == "Ernst Willi Messerschmid"
+
+
+def test_dates_and_numbers_are_their_own_cited_reasons_a_yes_is_not() -> None:
+    sources = [source("Wavves"), source("Towers"), source("Social Code")]
+    dated = Verdict(form="earlier", facts={"Wavves": "2008", "Social Code": "2001"}, answer="Social Code")
+    assert cited_facts(dated, sources) == "Wavves: 2008 [1]. Social Code: 2001 [3]."
+    assert cited_facts(dated, sources[:2]) is None, "Social Code has no article of its own here"
+    both = Verdict(form="both", facts={"Wavves": "yes", "Social Code": "yes"}, answer="yes")
+    assert cited_facts(both, sources) is None
+    assert cited_facts(Verdict(form="earlier", facts=dated.facts, answer=None), sources) is None
