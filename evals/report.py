@@ -168,6 +168,7 @@ def markdown(summary: Mapping[str, Any], images: Sequence[str | Path] = ()) -> s
     if summary.get("nwr_judge") is not None:
         rows.append(_outcome_row("judge (pairwise)", summary, "judge_", "nwr_judge"))
     out += _table(["basis", "wins", "ties", "losses", "NWR", "95% CI", "sign-test p"], rows)
+    out += _position_lines(summary.get("judge_position") or {})
     for key, stats in (summary.get("judge_pairwise") or {}).items():
         if key != f"{SYSTEM}_vs_rag":
             out += [
@@ -436,6 +437,28 @@ def _load_run(run_dir: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]
         except json.JSONDecodeError as exc:
             log.warning("%s is not valid JSON (%s); recomputing the summary from the records", path, exc)
     return records, summarise(records, {})
+
+
+POSITION_BIAS_P = 0.01
+"""A judge whose A/B picks are this unlikely under a fair coin is reported as position-biased."""
+
+
+def _position_lines(position: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per pairwise comparison: how often the judge picked the answer shown first."""
+    lines = []
+    for key, picks in position.items():
+        decided = picks.get("A", 0) + picks.get("B", 0)
+        if not decided:
+            continue
+        line = (
+            f"Judge position check ({key}): the answer shown first (A) was picked in {picks['A']} of "
+            f"{decided} decided pairs (the order is a coin flip per question; sign test p = "
+            f"{_num(picks.get('sign_p'), 4)})."
+        )
+        if (picks.get("sign_p") or 1.0) < POSITION_BIAS_P:
+            line += " **The judge is position-biased: its side-by-side verdicts say nothing about the answers.**"
+        lines += [line, ""]
+    return lines
 
 
 def write_report(run_dir: str | Path) -> Path:

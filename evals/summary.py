@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evals.judge import a_first
 from evals.metrics import citation_scores, cover, exact_match, title_recall, token_f1, win_tie_lose
 from evals.stats import (
     agreement,
@@ -305,6 +306,25 @@ def _grouped(
     return result
 
 
+def judge_position(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per pairwise comparison, how often the judge picked the answer shown first (A) or second (B).
+
+    The order is a stable coin flip per question (``evals.judge.a_first``), so a judge that reads
+    the answers picks A about as often as B; a sign test far from 0.5 means the verdicts follow the
+    position, not the answers. Ties count for neither.
+    """
+    picks: dict[str, Counter[str]] = defaultdict(Counter)
+    for record in records:
+        for key, verdict in ((record.get("judge") or {}).get("pairwise") or {}).items():
+            if verdict in ("win", "lose"):
+                first_won = verdict == "win"
+                picks[key]["A" if first_won == a_first(str(record.get("id"))) else "B"] += 1
+    return {
+        key: {"A": c["A"], "B": c["B"], "sign_p": sign_test(c["A"], c["B"])}
+        for key, c in sorted(picks.items())
+    }
+
+
 def summarise(
     records: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -401,6 +421,9 @@ def summarise(
             if verdict in ("win", "tie", "lose"):
                 pairwise[key].append(verdict)
     summary["judge_pairwise"] = {key: _outcome_stats(v) for key, v in sorted(pairwise.items())}
+    position = judge_position(records)
+    if position:
+        summary["judge_position"] = position
     if PAIRWISE_KEY in pairwise:
         judged = summary["judge_pairwise"][PAIRWISE_KEY]
         summary |= {

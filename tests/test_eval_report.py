@@ -398,3 +398,46 @@ def test_compare_shows_deltas_and_em_flips(tmp_path):
     assert "| rag | em | 0.500 | 0.500 | +0.000 |" in text
     assert "**2 fixed**" in text and "**1 broken**" in text
     assert "`q2`, `q4`" in text and "Broken: `q1`" in text
+
+
+def _pairwise_records(verdicts_by_id: dict[str, str]) -> list[dict]:
+    return [{"id": qid, "judge": {"pairwise": {"aisearch_vs_rag": v}}} for qid, v in verdicts_by_id.items()]
+
+
+def test_a_judge_that_always_picks_the_first_answer_shown_is_reported_as_position_biased():
+    from evals.judge import a_first
+    from evals.report import _position_lines
+    from evals.summary import judge_position
+
+    ids = [f"q{i}" for i in range(40)]
+    # a judge that always says "A": aisearch wins exactly where it was shown first
+    always_a = _pairwise_records({q: "win" if a_first(q) else "lose" for q in ids})
+    always_a.append({"id": "q-tie", "judge": {"pairwise": {"aisearch_vs_rag": "tie"}}})
+    position = judge_position(always_a)["aisearch_vs_rag"]
+    assert (position["A"], position["B"]) == (40, 0), "ties count for neither"
+    assert position["sign_p"] < 1e-9
+    assert "position-biased" in " ".join(_position_lines({"aisearch_vs_rag": position}))
+
+    # a judge that always prefers aisearch, wherever it is shown, picks A and B as the coin fell
+    fair = judge_position(_pairwise_records({q: "win" for q in ids}))["aisearch_vs_rag"]
+    shown_first = sum(a_first(q) for q in ids)
+    assert (fair["A"], fair["B"]) == (shown_first, 40 - shown_first)
+    assert 0 < shown_first < 40
+    assert "position-biased" not in " ".join(_position_lines({"aisearch_vs_rag": fair}))
+
+
+def test_the_report_carries_the_position_check_of_a_judged_run():
+    from evals.judge import a_first
+
+    records = _records()
+    s = summarise(records, CONFIG)
+    assert set(s["judge_position"]) == {"aisearch_vs_rag"}
+    picks = s["judge_position"]["aisearch_vs_rag"]
+    assert picks["A"] + picks["B"] == 2, "q1's win and q2's lose; q3's null is not a pick"
+    expected_a = sum(
+        (r["judge"]["pairwise"]["aisearch_vs_rag"] == "win") == a_first(r["id"])
+        for r in records
+        if (r.get("judge") or {}).get("pairwise", {}).get("aisearch_vs_rag") in ("win", "lose")
+    )
+    assert picks["A"] == expected_a
+    assert "Judge position check (aisearch_vs_rag)" in markdown(s)
