@@ -38,8 +38,9 @@ def _collection(args: argparse.Namespace) -> str:
     return collection_name(args.catalog or [], bundled=not args.no_bundled)
 
 
-def _chat(temperature: float, max_tokens: int) -> Any:
-    """The configured model of :data:`DECOMPOSER_ROLE` as a plain chat function."""
+def _chat(temperature: float, max_tokens: int, response_format: dict[str, Any] | None = None) -> Any:
+    """The configured model of :data:`DECOMPOSER_ROLE` as a plain chat function; ``response_format``
+    is sent only to a role that takes JSON schemas (the local server, or ``json_schema = true``)."""
     from models.config import load_model_settings
     from models.factory import openai_chat, resolve_base_url
 
@@ -53,6 +54,7 @@ def _chat(temperature: float, max_tokens: int) -> Any:
         role.timeout_s,
         max_tokens,
         temperature=temperature,
+        response_format=response_format if role.constrain_json else None,
     )
 
 
@@ -129,10 +131,10 @@ def cmd_augment(args: argparse.Namespace) -> int:
     """Generate and cache synthetic queries per server (TURA), with a progress bar."""
     from rich.progress import Progress
 
-    from tools.catalog.augment import TEMPERATURE, augment
+    from tools.catalog.augment import QUERIES_FORMAT, TEMPERATURE, augment
 
     catalog = _catalog(args)
-    chat = _chat(args.temperature or TEMPERATURE, max_tokens=60 * args.n)
+    chat = _chat(args.temperature or TEMPERATURE, max_tokens=60 * args.n, response_format=QUERIES_FORMAT)
     with Progress() as progress:
         task = progress.add_task("synthetic queries", total=len(catalog))
         report = augment(

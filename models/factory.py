@@ -89,15 +89,20 @@ def openai_chat(
     timeout_s: float = 120.0,
     max_tokens: int = 128,
     temperature: float = 0.0,
+    response_format: dict[str, Any] | None = None,
 ) -> ChatFn:
     """A :data:`ChatFn` over an OpenAI-compatible ``/chat/completions`` endpoint (temperature 0 unless
-    told: synthetic-query generation samples hot)."""
+    told: synthetic-query generation samples hot). ``response_format`` is sent as given (a JSON
+    schema there makes llama.cpp constrain decoding to it)."""
     url = base_url.rstrip("/") + "/chat/completions"
+    body: dict[str, Any] = {"model": model, "temperature": temperature, "max_tokens": max_tokens}
+    if response_format is not None:
+        body["response_format"] = response_format
 
     def chat(messages: list[dict[str, str]]) -> str:
         response = httpx.post(
             url,
-            json={"model": model, "messages": messages, "temperature": temperature, "max_tokens": max_tokens},
+            json={**body, "messages": messages},
             headers={"Authorization": f"Bearer {api_key}"},
             timeout=timeout_s,
         )

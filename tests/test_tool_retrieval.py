@@ -175,3 +175,35 @@ def test_scores_are_deterministic(setup) -> None:
     second = retriever.search("write file", RetrievalOptions(k=4))
     assert [(h.server, h.score) for h in first.servers] == [(h.server, h.score) for h in second.servers]
     assert np.isfinite([h.score for h in first.servers]).all()
+
+
+def test_what_a_small_model_writes_hot_is_salvaged_and_prose_is_not() -> None:
+    from tools.catalog.augment import parse_queries
+
+    escaped_and_cut = (
+        "[&#34;What is the EUR to USD rate today?&#34;, &#34;Rates from Norges Bank&#34;, &#34;Can yo"
+    )
+    assert parse_queries(escaped_and_cut) == ["What is the EUR to USD rate today?", "Rates from Norges Bank"]
+    stray_brace = '[{"How to cook: get all recipes","what should I eat today?","Ho'
+    assert parse_queries(stray_brace) == ["How to cook: get all recipes", "what should I eat today?"]
+    assert parse_queries(
+        '{"queries": ["find a paper on GANs", "find a paper on GANs", "list categories"]}'
+    ) == [
+        "find a paper on GANs",
+        "list categories",
+    ]
+    assert parse_queries('To help you I need "more details" about the tool') == []
+
+
+def test_augmentation_asks_a_schema_endpoint_for_the_queries_object(tmp_path: Path) -> None:
+    from tools.catalog.augment import QUERIES_FORMAT
+
+    catalog = Catalog({"Weather": CatalogServer("Weather", "weather forecast rain")})
+    with fake_openai([("Weather", {"queries": ["rain in Oslo tomorrow?"]})]) as server:
+        chat = openai_chat(server.url, "fake", temperature=1.2, response_format=QUERIES_FORMAT)
+        report = augment(catalog, chat, n=1, root=tmp_path)
+        assert report.generated == ["Weather"]
+        assert server.bodies[0]["response_format"] == QUERIES_FORMAT
+    with fake_openai([("Weather", ["x y z w v u"])]) as plain:
+        openai_chat(plain.url, "fake")([{"role": "user", "content": "Weather"}])
+        assert "response_format" not in plain.bodies[0]

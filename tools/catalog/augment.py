@@ -5,13 +5,16 @@ so they are generated once and again only when the description or the tools chan
 
 from __future__ import annotations
 
+import html
+import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from models.structured import extract_json
+from models.structured import StructuredOutputError, extract_json
 from prompts import render
 from tools.catalog.model import Catalog, CatalogServer
 from tools.catalog.paths import synthetic_dir
@@ -24,6 +27,17 @@ log = logging.getLogger(__name__)
 N_QUERIES = 20
 TEMPERATURE = 1.2  # TURA: T_high > 1.0
 PROFILE_CHARS = 4000  # a server with dozens of tools is cut to fit a small model's context
+QUERIES_FORMAT = {
+    "type": "json_object",
+    "schema": {
+        "type": "object",
+        "properties": {"queries": {"type": "array", "items": {"type": "string"}}},
+        "required": ["queries"],
+    },
+}
+"""The reply's shape as a ``response_format``: an endpoint that honours it (llama.cpp) can only
+write the queries, never prose around them, even sampling hot."""
+QUOTED = re.compile(r'"((?:[^"\\\n]|\\.){8,400})"')
 
 
 def cache_path(server: CatalogServer, root: Path | None = None) -> Path:
@@ -48,13 +62,39 @@ def generate_queries(server: CatalogServer, chat: ChatFn, n: int = N_QUERIES) ->
         ValueError: When the reply holds no list of strings.
     """
     prompt = render("tools_profile", n=n, doc=server.profile()[:PROFILE_CHARS])
-    value = extract_json(chat([{"role": "user", "content": prompt}]))
-    if isinstance(value, dict):  # {"queries": [...]} and the like
-        value = next((v for v in value.values() if isinstance(v, list)), None)
-    queries = [q.strip() for q in value or [] if isinstance(q, str) and q.strip()]
+    queries = parse_queries(chat([{"role": "user", "content": prompt}]))
     if not queries:
         raise ValueError(f"no example queries in the reply for {server.id}")
-    return list(dict.fromkeys(queries))[:n]
+    return queries[:n]
+
+
+def parse_queries(reply: str) -> list[str]:
+    """The distinct example queries in a model's reply.
+
+    The JSON list (or the list inside an object such as ``{"queries": [...]}``) when the reply
+    holds one; otherwise the quoted strings after the reply's first ``[``, which salvages what a
+    small model sampling hot writes: a list cut off by the token limit, HTML-escaped quotes
+    (``&#34;``), a stray brace. Prose without a list gives nothing.
+    """
+    text = html.unescape(reply)
+    try:
+        value = extract_json(text)
+    except StructuredOutputError:
+        value = None
+    if isinstance(value, dict):
+        value = next((v for v in value.values() if isinstance(v, list)), None)
+    found = [q for q in value or [] if isinstance(q, str)]
+    if not found and "[" in text:
+        found = [_unquote(match) for match in QUOTED.findall(text[text.index("[") :])]
+    return list(dict.fromkeys(q.strip() for q in found if q.strip()))
+
+
+def _unquote(body: str) -> str:
+    """A JSON string's body decoded (its escapes), or as written when it does not decode."""
+    try:
+        return str(json.loads(f'"{body}"'))
+    except json.JSONDecodeError:
+        return body
 
 
 @dataclass
