@@ -131,10 +131,12 @@ def cmd_augment(args: argparse.Namespace) -> int:
     """Generate and cache synthetic queries per server (TURA), with a progress bar."""
     from rich.progress import Progress
 
-    from tools.catalog.augment import QUERIES_FORMAT, TEMPERATURE, augment
+    from tools.catalog.augment import TEMPERATURE, augment, queries_format
 
     catalog = _catalog(args)
-    chat = _chat(args.temperature or TEMPERATURE, max_tokens=60 * args.n, response_format=QUERIES_FORMAT)
+    chat = _chat(
+        args.temperature or TEMPERATURE, max_tokens=60 * args.n, response_format=queries_format(args.n)
+    )
     with Progress() as progress:
         task = progress.add_task("synthetic queries", total=len(catalog))
         report = augment(

@@ -196,14 +196,15 @@ def test_what_a_small_model_writes_hot_is_salvaged_and_prose_is_not() -> None:
 
 
 def test_augmentation_asks_a_schema_endpoint_for_the_queries_object(tmp_path: Path) -> None:
-    from tools.catalog.augment import QUERIES_FORMAT
+    from tools.catalog.augment import queries_format
 
     catalog = Catalog({"Weather": CatalogServer("Weather", "weather forecast rain")})
     with fake_openai([("Weather", {"queries": ["rain in Oslo tomorrow?"]})]) as server:
-        chat = openai_chat(server.url, "fake", temperature=1.2, response_format=QUERIES_FORMAT)
+        chat = openai_chat(server.url, "fake", temperature=1.2, response_format=queries_format(1))
         report = augment(catalog, chat, n=1, root=tmp_path)
         assert report.generated == ["Weather"]
-        assert server.bodies[0]["response_format"] == QUERIES_FORMAT
+        sent = server.bodies[0]["response_format"]
+        assert sent == queries_format(1) and sent["schema"]["properties"]["queries"]["minItems"] == 1
     with fake_openai([("Weather", ["x y z w v u"])]) as plain:
         openai_chat(plain.url, "fake")([{"role": "user", "content": "Weather"}])
         assert "response_format" not in plain.bodies[0]

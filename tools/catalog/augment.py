@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from models.structured import StructuredOutputError, extract_json
 from prompts import render
@@ -27,16 +27,22 @@ log = logging.getLogger(__name__)
 N_QUERIES = 20
 TEMPERATURE = 1.2  # TURA: T_high > 1.0
 PROFILE_CHARS = 4000  # a server with dozens of tools is cut to fit a small model's context
-QUERIES_FORMAT = {
-    "type": "json_object",
-    "schema": {
-        "type": "object",
-        "properties": {"queries": {"type": "array", "items": {"type": "string"}}},
-        "required": ["queries"],
-    },
-}
-"""The reply's shape as a ``response_format``: an endpoint that honours it (llama.cpp) can only
-write the queries, never prose around them, even sampling hot."""
+
+
+def queries_format(n: int) -> dict[str, Any]:
+    """The reply's shape as a ``response_format``: ``{"queries": [...]}`` with at least ``n`` strings.
+
+    An endpoint that honours it (llama.cpp's grammar) can only write the queries, never prose
+    around them, even sampling hot, and cannot stop short of ``n`` (a small model otherwise
+    writes a handful and closes the list).
+    """
+    queries = {"type": "array", "items": {"type": "string"}, "minItems": n}
+    return {
+        "type": "json_object",
+        "schema": {"type": "object", "properties": {"queries": queries}, "required": ["queries"]},
+    }
+
+
 QUOTED = re.compile(r'"((?:[^"\\\n]|\\.){8,400})"')
 
 
