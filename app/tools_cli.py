@@ -131,6 +131,7 @@ def cmd_augment(args: argparse.Namespace) -> int:
     """Generate and cache synthetic queries per server (TURA), with a progress bar."""
     from rich.progress import Progress
 
+    from core.settings import load_settings
     from tools.catalog.augment import TEMPERATURE, augment, queries_format
 
     catalog = _catalog(args)
@@ -143,6 +144,12 @@ def cmd_augment(args: argparse.Namespace) -> int:
             catalog, chat, n=args.n, force=args.force, on_server=lambda _: progress.advance(task)
         )
     echo(f"generated {len(report.generated)}, cached {len(report.cached)}, failed {len(report.failed)}")
+    if not load_settings().tool_synthetic_queries:
+        echo(
+            "runs retrieve over these queries only with tool_synthetic_queries = true in the config "
+            "(or AISEARCH_TOOL_SYNTHETIC_QUERIES=1); measure first: `aisearch eval tool-retrieval "
+            "--ablations` compares `full` with `augmented`"
+        )
     for server, error in report.failed.items():
         echo(f"  {server}: {error}", err=True)
     return 0 if not report.failed else 1
@@ -152,12 +159,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     """Retrieve the top servers and tools for a query."""
     from dataclasses import asdict
 
-    from tools.catalog.retrieve import RetrievalOptions, ToolRetriever
+    from core.settings import load_settings
+    from tools.catalog.retrieve import RetrievalOptions, ToolRetriever, record_kinds
 
     index = _open_index(_catalog(args), _collection(args), quiet=args.json)
     chat = _chat(0.0, 256) if args.decompose == "llm" else None
+    kinds = record_kinds(args.synthetic_queries or load_settings().tool_synthetic_queries)
     result = ToolRetriever(index).search(
-        args.query, RetrievalOptions(k=args.k, decompose=args.decompose), chat=chat
+        args.query, RetrievalOptions(k=args.k, decompose=args.decompose, kinds=kinds), chat=chat
     )
     if args.json:
         echo(json.dumps(asdict(result), indent=2, ensure_ascii=False))
@@ -190,7 +199,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     base = RetrievalOptions(k=max(args.k, 5), decompose=args.decompose, n_tools=10)
     names = list(VARIANTS) if args.ablations else [args.variant]
     if not any(entry.kind == "query" for entry in retriever.entries):  # no `aisearch tools augment` yet
-        names = [name for name in names if name not in NEEDS_SYNTHETIC and name != "no_augmentation"]
+        names = [name for name in names if name not in NEEDS_SYNTHETIC]
     reports = {}
     for name in names:
         report = summarize(tasks, run_tasks(retriever, tasks, variant_options(name, base), chat=chat))
@@ -243,6 +252,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     _catalog_args(search)
     search.add_argument("--k", type=int, default=5)
     search.add_argument("--decompose", choices=MODES, default="rules")
+    search.add_argument(
+        "--synthetic-queries",
+        action="store_true",
+        help="retrieve over the cached synthetic queries too (default: the tool_synthetic_queries setting)",
+    )
     search.add_argument("--json", action="store_true")
     search.set_defaults(func=_guard(cmd_search))
 

@@ -36,6 +36,7 @@ from models.factory import build_chat_model
 from models.local_server import ensure_server_state, stop_server
 from tools.candidates import ToolCandidates
 from tools.catalog.paths import collection_name
+from tools.catalog.retrieve import RetrievalOptions, record_kinds
 from tools.catalog.run_catalog import run_servers
 from tools.catalog.run_index import DeferredEmbedder, RunIndex
 from tools.hub import ToolHub
@@ -85,7 +86,8 @@ def default_candidates(settings: Settings, hub: ToolHub) -> ToolCandidates:
 
     embedder = DeferredEmbedder(routing_embedder)  # made when a query is first embedded
     index = RunIndex(embedder, collection=collection_name(settings.tool_catalogs))
-    return ToolCandidates(hub, index)
+    options = RetrievalOptions(decompose="rules", kinds=record_kinds(settings.tool_synthetic_queries))
+    return ToolCandidates(hub, index, options)
 
 
 @dataclass(kw_only=True)

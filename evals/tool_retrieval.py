@@ -26,9 +26,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tools.catalog.retrieve import Retrieval, RetrievalOptions, ToolRetriever
+from tools.catalog.retrieve import Retrieval, RetrievalOptions, ToolRetriever, record_kinds
 
 _NUMBER = re.compile(r"^\s*\d+\.\s*")
+AUGMENTED = record_kinds(synthetic_queries=True)
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "full": {},
@@ -36,15 +37,17 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_decomposition": {"decompose": "none"},
     "parts_only": {"keep_query": False},
     "no_implicit_needs": {"implicit_needs": False},
+    "implied_needs_open": {"implicit_servers": None},
     "single_vector": {"kinds": frozenset({"summary"})},
     "no_bm25": {"bm25_weight": 0.0},
     "bm25_only": {"dense": False},
-    "no_augmentation": {"kinds": frozenset({"server", "tool"})},
+    "augmented": {"kinds": AUGMENTED},
     "queries_only": {"kinds": frozenset({"query"})},
-    **{f"synthetic_{n}": {"synthetic_limit": n} for n in (5, 10, 20, 40)},
+    **{f"synthetic_{n}": {"kinds": AUGMENTED, "synthetic_limit": n} for n in (5, 10, 20, 40)},
 }
-"""Named option sets for the ablations (each changes the full method in one respect)."""
-NEEDS_SYNTHETIC = ("queries_only", "synthetic_5", "synthetic_10", "synthetic_20", "synthetic_40")
+"""Named option sets for the ablations (each changes the default method in one respect; the default
+leaves the synthetic queries out, ``augmented`` adds them)."""
+NEEDS_SYNTHETIC = ("augmented", "queries_only", "synthetic_5", "synthetic_10", "synthetic_20", "synthetic_40")
 """Variants that mean nothing until ``aisearch tools augment`` has cached synthetic queries."""
 
 

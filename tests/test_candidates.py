@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from core.run import default_candidates
+from core.settings import Settings
 from tests.conftest import REPO, Team, make_settings, run
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment
 from tests.support.processes import processes_with
@@ -87,9 +89,14 @@ async def lazy_hub(tmp_path: Path, marker: str) -> AsyncIterator[ToolHub]:
     assert processes_with(marker) == [], "a server process outlived its run"
 
 
-def candidates_for(hub: ToolHub, root: Path) -> ToolCandidates:
-    """Retrieval with a bag-of-words embedder (cosine = shared words) and its caches under ``root``."""
-    return ToolCandidates(hub, RunIndex(BagOfWordsEmbedder(), root=root))
+def candidates_for(hub: ToolHub, root: Path, settings: Settings | None = None) -> ToolCandidates:
+    """The run's retrieval as ``settings`` configure it (default: synthetic queries on), with a
+    bag-of-words embedder (cosine = shared words) and its caches under ``root``."""
+    if settings is None:
+        settings = make_settings()
+        settings.tool_synthetic_queries = True
+    candidates = default_candidates(settings, hub)
+    return ToolCandidates(hub, RunIndex(BagOfWordsEmbedder(), root=root), candidates.options)
 
 
 def add_synthetic_queries(hub: ToolHub, root: Path, server: str, queries: list[str]) -> None:
@@ -112,6 +119,8 @@ async def test_a_tool_sharing_no_word_with_the_query_is_found_through_its_synthe
     assert after.servers == ["facts"] and after.dense  # the server, lifted from its synthetic query
     assert {c["name"] for c in after.candidates} == {"facts.birth_year", "facts.biography"}
     assert not any(lazy_hub.started(name) for name in lazy_hub.servers), "retrieval starts no server"
+    unasked = candidates_for(lazy_hub, tmp_path / "augmented", make_settings()).select(QUERY, 2)
+    assert unasked.servers != ["facts"]  # the queries are used only when the settings ask for them
     assert processes_with(marker) == []
 
 

@@ -12,7 +12,7 @@ from tools.catalog.index import open_tool_index
 from tools.catalog.load import load_catalog
 from tools.catalog.model import Catalog, CatalogServer, CatalogTool
 from tools.catalog.paths import index_dir
-from tools.catalog.retrieve import RetrievalOptions, ToolRetriever
+from tools.catalog.retrieve import RetrievalOptions, ToolRetriever, record_kinds
 from tools.catalog.run_index import RunIndex
 from tools.index.jsonfiles import write_json
 from tools.index.store import IndexStore
@@ -38,7 +38,8 @@ def test_the_index_of_aisearch_tools_index_is_reused_with_its_synthetic_queries(
 
     assert embedder.encoded == [] and built.dense and built.index.embedded == 0
     assert any(e.kind == "query" and e.server == "Trains" for e in built.index.entries)
-    hit = ToolRetriever(built.index).search("seat to Lyon", OPTIONS).servers[0]
+    with_queries = RetrievalOptions(k=2, decompose="none", kinds=record_kinds(synthetic_queries=True))
+    hit = ToolRetriever(built.index).search("seat to Lyon", with_queries).servers[0]
     assert (hit.server, hit.via) == ("Trains", "query")
 
 

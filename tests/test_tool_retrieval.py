@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from core.settings import load_settings
 from models.factory import openai_chat
 from tests.support.fake_openai import fake_openai
 from tests.support.tool_catalog import BagOfWordsEmbedder, write_catalog
@@ -18,7 +20,7 @@ from tools.catalog.decompose import IMPLICIT_NEEDS, decompose, implicit_intents,
 from tools.catalog.index import open_tool_index
 from tools.catalog.load import load_catalog
 from tools.catalog.model import Catalog, CatalogServer
-from tools.catalog.retrieve import RetrievalOptions, ToolRetriever
+from tools.catalog.retrieve import DEFAULT_KINDS, RetrievalOptions, ToolRetriever, record_kinds
 from tools.index.store import IndexStore
 
 DENSE = RetrievalOptions(k=4, bm25_weight=0.0, decompose="none")
@@ -156,9 +158,10 @@ def test_augmentation_is_generated_hot_cached_by_description_and_indexed(tmp_pat
         catalog, store=IndexStore(tmp_path / "index"), embedder=embedder, synthetic=synthetic
     )
     retriever = ToolRetriever(index)
-    top = retriever.search("umbrella", RetrievalOptions(k=1, bm25_weight=0.0, decompose="none")).servers[0]
+    augmented = RetrievalOptions(k=1, bm25_weight=0.0, decompose="none", kinds=record_kinds(True))
+    top = retriever.search("umbrella", augmented).servers[0]
     assert (top.server, top.via) == ("Weather", "query")
-    limited = RetrievalOptions(k=2, bm25_weight=0.0, decompose="none", synthetic_limit=0)
+    limited = replace(augmented, k=2, synthetic_limit=0)
     assert all(hit.via != "query" for hit in retriever.search("umbrella", limited).servers)
 
 
@@ -208,3 +211,52 @@ def test_augmentation_asks_a_schema_endpoint_for_the_queries_object(tmp_path: Pa
     with fake_openai([("Weather", ["x y z w v u"])]) as plain:
         openai_chat(plain.url, "fake")([{"role": "user", "content": "Weather"}])
         assert "response_format" not in plain.bodies[0]
+
+
+def test_bm25_statistics_come_from_the_records_in_use(tmp_path: Path) -> None:
+    """Masking the synthetic queries scores exactly as an index built without them (IDF, mean length)."""
+    catalog = Catalog(
+        {
+            "Weather": CatalogServer("Weather", "weather forecast rain"),
+            "Files": CatalogServer("Files", "local disk files"),
+        }
+    )
+    synthetic = {"Weather": ["rain rain in Oslo", "forecast for Oslo"], "Files": ["files on my disk"]}
+    embedder = BagOfWordsEmbedder()
+    with_queries = ToolRetriever(
+        open_tool_index(catalog, store=IndexStore(tmp_path / "a"), embedder=embedder, synthetic=synthetic)
+    )
+    without = ToolRetriever(open_tool_index(catalog, store=IndexStore(tmp_path / "b"), embedder=embedder))
+    plain = RetrievalOptions(kinds=frozenset({"server", "summary"}), decompose="none")
+    for query in ("rain forecast", "disk files Oslo"):
+        _, masked = with_queries.scores([query], plain)
+        _, clean = without.scores([query], plain)
+        kept = [e.kind != "query" for e in with_queries.entries]
+        assert np.allclose(masked[:, kept], clean) and not masked[:, [not k for k in kept]].any()
+        _, all_records = with_queries.scores(
+            [query], RetrievalOptions(kinds=frozenset({"server", "summary", "query"}))
+        )
+        assert not np.allclose(all_records[:, kept], clean)  # the queries change the statistics
+
+
+def test_an_implied_need_puts_forward_only_its_best_server(setup) -> None:
+    """The implied write need lifts one file server, not both, so the query's own need keeps its slot."""
+    _, retriever, _ = setup
+    query = "save the forecast to /root/notes/a.md"
+    options = RetrievalOptions(k=2, bm25_weight=0.0)
+    result = retriever.search(query, options)
+    assert IMPLICIT_NEEDS["write"] in result.intents
+    assert [h.server for h in result.servers] == ["Files", "Weather"]
+    open_needs = retriever.search(query, RetrievalOptions(k=2, bm25_weight=0.0, implicit_servers=None))
+    assert [h.server for h in open_needs.servers] == ["Files", "Editor"]  # the forecast lost its slot
+    explicit = retriever.search(
+        "rain forecast, write it to /root/a.md", RetrievalOptions(k=3, bm25_weight=0.0)
+    )
+    assert [h.server for h in explicit.servers] == ["Weather", "Files", "Editor"]  # stated, not implied
+
+
+def test_synthetic_queries_are_retrieved_over_only_when_asked() -> None:
+    assert record_kinds(synthetic_queries=False) == DEFAULT_KINDS == frozenset({"server", "tool"})
+    assert record_kinds(synthetic_queries=True) == DEFAULT_KINDS | {"query"}
+    assert load_settings(env={}).tool_synthetic_queries is False
+    assert load_settings(env={"AISEARCH_TOOL_SYNTHETIC_QUERIES": "1"}).tool_synthetic_queries is True

@@ -6,7 +6,9 @@ so collapsing records to servers always yields ``k`` servers when the catalogue 
 approximate top-N to over-fetch. Per intent, a server's dense score is its best record's cosine
 (MaxSim, TURA Eq. 4; equal to Tool-to-Agent Alg. 1's first-occurrence lift of tool hits to their
 owner), plus ``bm25_weight`` times its best record's BM25 score divided by the intent's best (the
-hybrid; fused at server level, our choice: neither paper fixes one). A server's final score is its
+hybrid; fused at server level, our choice: neither paper fixes one). BM25's statistics (IDF, mean
+length) come from the records in use only, so an ablation that leaves a kind out (the synthetic
+queries, say) scores as an index built without it would. A server's final score is its
 best over the intents (Eq. 5-6), kept with the intent that gave it. Tools are ranked the same way,
 each on its own record.
 """
@@ -20,12 +22,21 @@ from typing import TYPE_CHECKING, Any
 from tools.catalog.decompose import IMPLICIT_NEEDS, Mode, decompose
 from tools.catalog.index import ToolIndex
 from tools.catalog.tokens import tokenize
+from tools.index.bm25 import BM25Index
 
 if TYPE_CHECKING:
     from models.factory import ChatFn
 
-DEFAULT_KINDS = frozenset({"server", "tool", "query"})
+DEFAULT_KINDS = frozenset({"server", "tool"})
+"""The records that represent a server by default: its description and its tools. TURA's synthetic
+queries (``query``) join only when asked (:func:`record_kinds`): written by the local 1.5B they
+lowered server Recall@5 on LiveMCPBench dev (``evals/results/tool-retrieval-augmented-2026-11-24.md``)."""
 IMPLIED = frozenset(IMPLICIT_NEEDS.values())
+
+
+def record_kinds(synthetic_queries: bool) -> frozenset[str]:
+    """The record kinds to retrieve over: the default ones, plus the synthetic queries when asked."""
+    return DEFAULT_KINDS | {"query"} if synthetic_queries else DEFAULT_KINDS
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,9 @@ class RetrievalOptions:
         n_tools: Length of the catalogue-wide tool ranking returned with the servers.
         implicit_weight: Scale of the scores of an implied need's intent (the current date, file
             access): those servers join the top K without displacing the query's explicit needs.
+        implicit_servers: How many servers an implied need's intent may put forward (its best ones;
+            None: all). An implied need is one capability: left open, "get the current date" also
+            lifts every server with a date tool (a train-ticket server) over the query's own needs.
     """
 
     k: int = 5
@@ -58,6 +72,7 @@ class RetrievalOptions:
     synthetic_limit: int | None = None
     n_tools: int = 10
     implicit_weight: float = 0.9
+    implicit_servers: int | None = 1
 
 
 @dataclass(frozen=True)
@@ -111,6 +126,17 @@ class ToolRetriever:
         self.servers = list(dict.fromkeys(e.server for e in self.entries))
         column = {server: i for i, server in enumerate(self.servers)}
         self._owner = np.array([column[e.server] for e in self.entries])
+        self._lexical: dict[bytes, BM25Index] = {}
+
+    def _bm25(self, mask: Any) -> BM25Index:
+        """BM25 over the records ``mask`` keeps (the index's own when it keeps them all), cached per mask."""
+        if mask.all():
+            return self.index.bm25
+        key = mask.tobytes()
+        if key not in self._lexical:
+            kept = [entry for entry, used in zip(self.entries, mask, strict=True) if used]
+            self._lexical[key] = BM25Index([e.id for e in kept], [tokenize(e.text) for e in kept])
+        return self._lexical[key]
 
     def _mask(self, options: RetrievalOptions) -> Any:
         import numpy as np
@@ -131,10 +157,10 @@ class ToolRetriever:
             vectors = self.index.embedder.encode(intents, threads=1)
             dense = np.stack([self.index.dense.scores(v) for v in vectors]).astype(np.float64)
         lexical = np.zeros_like(dense)
-        if options.bm25_weight > 0 or not options.dense:
+        if (options.bm25_weight > 0 or not options.dense) and mask.any():
+            bm25 = self._bm25(mask)
             for row, intent in zip(lexical, intents, strict=True):
-                row[:] = self.index.bm25.scores(" ".join(tokenize(intent)))
-                row[~mask] = 0.0
+                row[mask] = bm25.scores(" ".join(tokenize(intent)))
                 best = row.max() if len(row) else 0.0
                 if best > 0:
                     row /= best
@@ -173,6 +199,10 @@ class ToolRetriever:
         servers_by_intent[~np.isfinite(self._per_server(dense))] = -np.inf  # a server without used records
         implied = [i for i, intent in enumerate(intents) if intent in IMPLIED]
         servers_by_intent[implied] *= options.implicit_weight
+        if options.implicit_servers is not None:  # an implied need is one capability: its best server(s)
+            for i in implied:
+                row = servers_by_intent[i]
+                row[np.argsort(-row, kind="stable")[options.implicit_servers :]] = -np.inf
         best_intent = servers_by_intent.argmax(axis=0)
         server_scores = servers_by_intent.max(axis=0)  # Eq. 5-6: the best intent of each server
         order = [int(s) for s in np.argsort(-server_scores, kind="stable") if np.isfinite(server_scores[s])]
