@@ -17,6 +17,7 @@ says what happened, so every caller that degrades on bad output degrades on a de
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import re
@@ -73,32 +74,42 @@ def message_text(message: BaseMessage) -> str:
 def extract_json(text: str) -> Any:
     """Return the last top-level JSON object (or array) in ``text``.
 
-    Models often write reasoning first and JSON last, or wrap JSON in a code fence.
+    Models often write reasoning first and JSON last, or wrap JSON in a code fence. The local
+    Qwen2.5-Coder models sometimes write their quotes HTML-escaped (``{&#34;tasks&#34;: …}``): text
+    with no JSON in it is read once more with HTML entities decoded.
 
     Raises:
         StructuredOutputError: When no JSON value can be decoded.
     """
     cleaned = FENCE_PATTERN.sub("", strip_thinking(text))
-    decoder = json.JSONDecoder()
-    found: list[tuple[int, Any]] = []
-    index = 0
-    while index < len(cleaned):
-        starts = [pos for pos in (cleaned.find("{", index), cleaned.find("[", index)) if pos >= 0]
-        if not starts:
-            break
-        start = min(starts)
-        try:
-            value, end = decoder.raw_decode(cleaned, start)
-        except json.JSONDecodeError:
-            index = start + 1
-            continue
-        found.append((end - start, value))
-        index = end
-    objects = [value for _, value in found if isinstance(value, dict | list)]
+    objects = _json_values(cleaned)
+    if not objects and "&" in cleaned:
+        objects = _json_values(html.unescape(cleaned))
     if not objects:
         snippet = cleaned[:200].replace("\n", " ")
         raise StructuredOutputError(f"no JSON object found in the model output: {snippet!r}")
     return objects[-1]
+
+
+def _json_values(text: str) -> list[Any]:
+    """Every top-level JSON object or array in ``text``, in order."""
+    decoder = json.JSONDecoder()
+    found: list[Any] = []
+    index = 0
+    while index < len(text):
+        starts = [pos for pos in (text.find("{", index), text.find("[", index)) if pos >= 0]
+        if not starts:
+            break
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            index = start + 1
+            continue
+        if isinstance(value, dict | list):
+            found.append(value)
+        index = end
+    return found
 
 
 def require_all(node: Any) -> Any:

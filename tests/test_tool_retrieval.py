@@ -133,7 +133,10 @@ def test_llm_decomposition_through_an_openai_endpoint() -> None:
     with fake_openai([("Deconstruct the user query", reply)]) as server:
         chat = openai_chat(server.url, "fake")
         intents = decompose("Fly me to Shanghai and find food", "llm", chat=chat)
+        tomorrow = decompose("Fly me to Shanghai tomorrow and find food", "llm", chat=chat)
     assert intents == ["Fly me to Shanghai and find food", *reply["tasks"]]
+    # the rules' implied needs are added to the model's split (the 1.5B leaves them out)
+    assert tomorrow == ["Fly me to Shanghai tomorrow and find food", *reply["tasks"], IMPLICIT_NEEDS["time"]]
 
 
 def test_augmentation_is_generated_hot_cached_by_description_and_indexed(tmp_path: Path) -> None:

@@ -102,13 +102,12 @@ def decompose(
         mode: ``rules`` (the splitter), ``llm`` (``chat`` decomposes, rules on failure) or ``none``.
         chat: The decomposer model (required for ``llm``; without it the rules are used).
         keep_query: Also retrieve for the whole query (it carries the context its parts lose).
-        implicit: With the rules, add the intents of implied needs (:func:`implicit_intents`).
+        implicit: Add the intents of implied needs (:func:`implicit_intents`), whichever splitter ran.
     """
     if mode == "none":
         parts: Sequence[str] = []
-    elif mode == "llm" and chat is not None:
-        parts = llm_intents(query, chat)
     else:
-        parts = [*rule_intents(query), *(implicit_intents(query) if implicit else [])]
+        split = llm_intents(query, chat) if mode == "llm" and chat is not None else rule_intents(query)
+        parts = [*split, *(implicit_intents(query) if implicit else [])]
     intents = [query.strip()] if keep_query or not parts else []
     return list(dict.fromkeys([*intents, *parts]))
