@@ -134,3 +134,18 @@ def test_ctrl_c_during_a_model_call_ends_the_run_and_its_mcp_servers(tmp_path) -
     while any(alive(pid) for pid in servers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [pid for pid in servers if alive(pid)], "no MCP server outlives the run"
+
+
+def test_the_readme_wrapper_keeps_stdout_for_the_command(tmp_path) -> None:
+    """``./aisearch`` runs the set-up first; its progress goes to stderr so ``--json`` stays parseable."""
+    done = subprocess.run(
+        [str(REPO / "aisearch"), "tools", "list", "--json"],
+        env=cli_env("http://127.0.0.1:9/v1", tmp_path),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "bootstrap" in done.stderr  # the set-up ran, and said so where a person reads it
+    assert {entry["server"] for entry in json.loads(done.stdout)} >= {"python", "clock"}
