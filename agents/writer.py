@@ -34,7 +34,7 @@ from core.run import RunContext, current_run
 from core.state import Answer, Citation, Evidence, SearchState
 from core.text import CITATION, format_history, sentences
 from models.errors import MODEL_ERRORS, describe_model_error, is_context_overflow
-from models.structured import message_text, strip_thinking
+from models.structured import decode_entities, message_text, strip_thinking
 from prompts import render
 
 log = logging.getLogger(__name__)
@@ -147,7 +147,7 @@ async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> t
     else:
         first_tokens = SUMMARY_TOKENS if reading.full else SHORT_TOKENS
         first = await model.bind(max_tokens=first_tokens, temperature=0).ainvoke([system, question])
-        first_text = strip_thinking(message_text(first))
+        first_text = decode_entities(strip_thinking(message_text(first)))
     short = short_of(first_text)
     explain = ("writer_explain_direct" if reading.direct else "writer_explain") + (
         "_long" if reading.full else ""
@@ -160,7 +160,7 @@ async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> t
         problem = describe_model_error(exc)
         log.warning("the Writer's explanation failed (%s); answering with the short answer", problem)
         return short, short, problem
-    return short, explanation_of(strip_thinking(message_text(second))), None
+    return short, explanation_of(decode_entities(strip_thinking(message_text(second)))), None
 
 
 def _prompt(state: SearchState, sources: list[Evidence], missing: list[str], reading: Reading) -> str:

@@ -199,6 +199,7 @@ async def ask(args: argparse.Namespace) -> int:
         )
         print(json.dumps({"thread_id": thread_id, **{k: values.get(k) for k in keys}}, indent=2, default=str))
     else:
+        printer.finish()
         print_answer(console, answer, printer.streamed)
     return 0
 

@@ -8,6 +8,7 @@ from rich.tree import Tree
 
 from core.events import Event, PlanEvent
 from core.state import Answer
+from models.structured import PARTIAL_ENTITY, decode_entities
 
 
 class ProgressPrinter:
@@ -18,6 +19,7 @@ class ProgressPrinter:
         self.console = console
         self.streamed = False
         self._message: str | None = None
+        self._held = ""  # the start of a character reference split across tokens ("&#", "34", ";")
 
     def event(self, event: Event) -> None:
         """Render one custom stream event."""
@@ -51,14 +53,28 @@ class ProgressPrinter:
 
     def token(self, text: str, message: str | None = None) -> None:
         """Print a streamed answer token; a new ``message`` (the Writer's second turn, its reasons
-        after the short answer) starts on a new line."""
+        after the short answer) starts on a new line. Character references the model writes for
+        quotes (``&#34;``) are printed decoded, also when they arrive in pieces."""
         if not self.streamed:
             self.console.print("[bold]answer[/]")
             self.streamed = True
         elif message != self._message:
+            self.finish()
             self.console.print()
         self._message = message
-        self.console.print(text, end="", markup=False, highlight=False)
+        text = self._held + text
+        partial = PARTIAL_ENTITY.search(text)
+        self._held = partial.group(0) if partial else ""
+        self._print(decode_entities(text[: partial.start()] if partial else text))
+
+    def finish(self) -> None:
+        """Print what is still held back once the stream has ended."""
+        held, self._held = self._held, ""
+        self._print(held)
+
+    def _print(self, text: str) -> None:
+        if text:
+            self.console.print(text, end="", markup=False, highlight=False)
 
 
 def plan_tree(event: PlanEvent) -> Tree:

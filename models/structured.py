@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 THINK_PATTERN = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 FENCE_PATTERN = re.compile(r"```(?:json)?", re.IGNORECASE)
+ENTITY_PATTERN = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|quot|amp|lt|gt|apos);")
+PARTIAL_ENTITY = re.compile(r"&(?:#[xX]?[0-9a-fA-F]{0,7}|[a-z]{0,4})$")
 
 
 class StructuredOutputError(ValueError):
@@ -60,6 +62,15 @@ class StructuredResult(Generic[T]):
 def strip_thinking(text: str) -> str:
     """Remove ``<think>…</think>`` blocks (and an unterminated trailing one)."""
     return THINK_PATTERN.sub("", text).strip()
+
+
+def decode_entities(text: str) -> str:
+    """``text`` with its numeric and XML character references decoded (``&#34;`` → ``"``).
+
+    The local Qwen2.5-Coder models sometimes write quotes as ``&#34;`` in prose and JSON alike.
+    Only complete references are decoded: "AT&T" or a bare "&copy" stay as written.
+    """
+    return ENTITY_PATTERN.sub(lambda match: html.unescape(match.group(0)), text)
 
 
 def message_text(message: BaseMessage) -> str:

@@ -63,6 +63,18 @@ async def test_an_open_question_is_summed_up_then_answered_in_full_with_citation
     assert FULL_TOKENS >= 400, "room for a few paragraphs"
 
 
+async def test_the_writers_answer_has_plain_quotes_where_the_model_wrote_references() -> None:
+    model = ScriptedChatModel()
+    model.on("say why", "[1] calculate({&#34;expression&#34;: &#34;17 * 23 + 4&#34;}) gives 395.")
+    model.on("short phrase", "&#34;395&#34;")
+    prompt = "Context:\n[1] calculate: 395\n\nAnswer with a short phrase."
+
+    short, text, _ = await answer_first(model, prompt, Reading(direct=False))
+
+    assert short == "395"
+    assert text == '[1] calculate({"expression": "17 * 23 + 4"}) gives 395.'
+
+
 async def test_the_writer_answers_an_open_question_in_full(team: Team, hub) -> None:
     team["master"].on(MASTER, assessment("simple", resolved=TRIP))
     team["writer"].on("answer in full", "Stay in hostels, cook your own meals and travel overland.")

@@ -14,6 +14,7 @@ import pytest
 from rich.console import Console
 
 from app.cli import print_answer
+from app.render import ProgressPrinter
 from evals.baseline import Baselines
 from evals.judge import Judge
 from evals.qa_context import QAContext
@@ -192,6 +193,16 @@ def test_cli_shows_the_short_answer_first() -> None:
     lines = [line for line in console.export_text().splitlines() if line.strip()]
     assert lines[:2] == ["answer", "Dunmore"]
     assert re.search(r"born in Dunmore \[1\]", lines[2])
+
+
+def test_the_cli_prints_quotes_the_model_wrote_as_character_references() -> None:
+    console = Console(record=True, width=200)
+    printer = ProgressPrinter(console)
+    # qwen2.5-coder-1.5b's reply in the README's example, in the pieces a tokenizer streams
+    for token in ["395", "\n", "[1] calculate({", "&#", "34", ";expression", "&#34;", ": 1}) for AT&", "T &", "copy"]:
+        printer.token(token, "m")
+    printer.finish()
+    assert console.export_text().splitlines()[1:] == ['395', '[1] calculate({"expression": 1}) for AT&T &copy']
 
 
 async def test_a_run_without_judge_is_judged_afterwards_resumably_and_its_summary_rewritten(
