@@ -25,7 +25,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from agents.answer_form import is_open_question
 from agents.short_answer import clean_short
 from evals.trace import TokenCounter
-from models.structured import message_text, strip_thinking
+from models.structured import decode_entities, message_text, strip_thinking
 from prompts import render
 from tools.index.search import Searcher
 
@@ -64,7 +64,8 @@ class Baselines:
         messages = [SystemMessage(content=render("baseline_system")), HumanMessage(content=user)]
         model = self.full_model if full else self.model
         reply = await model.ainvoke(messages, config={"callbacks": [counter]})
-        return message_text(reply), counter.as_dict(), time.perf_counter() - started
+        # read as the Writer's reply is read: quotes the model wrote as &#34; decoded
+        return decode_entities(message_text(reply)), counter.as_dict(), time.perf_counter() - started
 
     def retrieve(self, question: str) -> list[dict[str, Any]]:
         """The top ``k`` passages for the raw question, as evidence items."""

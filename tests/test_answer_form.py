@@ -118,3 +118,12 @@ async def test_the_baselines_answer_an_open_question_in_full_too(hotpot_index: P
     assert closed["prediction"] == "Stay in hostels [1].\nCook your own food."
     assert (factoid["prediction"], factoid["short"]) == ("the Ome", "the Ome")
     assert "in full" not in reader.calls[-1].prompt
+
+
+async def test_the_baselines_read_quotes_written_as_references_as_the_writer_does(hotpot_index: Path) -> None:
+    reader = ScriptedChatModel().on("short phrase only", "&#34;Be Our Guest&#34;")
+    baselines = Baselines(reader, Searcher(IndexStore(hotpot_index).require("docs")))
+
+    factoid = await baselines.rag("Which song did Howard Ashman write for Beauty and the Beast?")
+
+    assert factoid["prediction"] == '"Be Our Guest"'
