@@ -79,6 +79,12 @@ class Run:
         return self.candidates
 
 
+def candidate_options(settings: Settings) -> RetrievalOptions:
+    """How a run retrieves its candidate tools: rule decomposition (no model call), over the
+    synthetic queries too only when ``tool_synthetic_queries`` says so."""
+    return RetrievalOptions(decompose="rules", kinds=record_kinds(settings.tool_synthetic_queries))
+
+
 def default_candidates(settings: Settings, hub: ToolHub) -> ToolCandidates:
     """Candidate retrieval over ``hub``'s tools, reusing the index of ``aisearch tools index`` for
     the configured catalogues; queries are embedded by the document server's MiniLM when it runs."""
@@ -86,8 +92,7 @@ def default_candidates(settings: Settings, hub: ToolHub) -> ToolCandidates:
 
     embedder = DeferredEmbedder(routing_embedder)  # made when a query is first embedded
     index = RunIndex(embedder, collection=collection_name(settings.tool_catalogs))
-    options = RetrievalOptions(decompose="rules", kinds=record_kinds(settings.tool_synthetic_queries))
-    return ToolCandidates(hub, index, options)
+    return ToolCandidates(hub, index, candidate_options(settings))
 
 
 @dataclass(kw_only=True)

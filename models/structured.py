@@ -87,7 +87,7 @@ def extract_json(text: str) -> Any:
 
     Models often write reasoning first and JSON last, or wrap JSON in a code fence. The local
     Qwen2.5-Coder models sometimes write their quotes HTML-escaped (``{&#34;tasks&#34;: …}``): text
-    with no JSON in it is read once more with HTML entities decoded.
+    with no JSON in it is read once more with its character references decoded (:func:`decode_entities`).
 
     Raises:
         StructuredOutputError: When no JSON value can be decoded.
@@ -95,7 +95,7 @@ def extract_json(text: str) -> Any:
     cleaned = FENCE_PATTERN.sub("", strip_thinking(text))
     objects = _json_values(cleaned)
     if not objects and "&" in cleaned:
-        objects = _json_values(html.unescape(cleaned))
+        objects = _json_values(decode_entities(cleaned))
     if not objects:
         snippet = cleaned[:200].replace("\n", " ")
         raise StructuredOutputError(f"no JSON object found in the model output: {snippet!r}")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from core.run import default_candidates
+from core.run import candidate_options
 from core.settings import Settings
 from tests.conftest import REPO, Team, make_settings, run
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment
@@ -95,8 +95,7 @@ def candidates_for(hub: ToolHub, root: Path, settings: Settings | None = None) -
     if settings is None:
         settings = make_settings()
         settings.tool_synthetic_queries = True
-    candidates = default_candidates(settings, hub)
-    return ToolCandidates(hub, RunIndex(BagOfWordsEmbedder(), root=root), candidates.options)
+    return ToolCandidates(hub, RunIndex(BagOfWordsEmbedder(), root=root), candidate_options(settings))
 
 
 def add_synthetic_queries(hub: ToolHub, root: Path, server: str, queries: list[str]) -> None:
