@@ -31,6 +31,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 from pydantic import BaseModel, Field
 
+from agents.answer_form import is_open_question
 from agents.facets import comparison_facets
 from agents.route_classifier import shared_classifier
 from agents.router import CheapRoute, Classifier, cheap_route, needs_tools
@@ -228,7 +229,9 @@ async def probe_documents(run: Run, query: str) -> Probe | None:
     return best
 
 
-async def ground_in_documents(run: Run, assessment: Reading, query: str) -> Reading:
+async def ground_in_documents(
+    run: Run, assessment: Reading, query: str, probe: Probe | None = None
+) -> Reading:
     """Probe the local documents; send a question the model would answer from memory to them when
     they cover it.
 
@@ -243,7 +246,9 @@ async def ground_in_documents(run: Run, assessment: Reading, query: str) -> Read
     threshold = run.settings.document_probe_similarity
     if threshold >= 1:
         return assessment
-    probe = await probe_documents(run, assessment.resolved_query or query)
+    resolved = assessment.resolved_query or query
+    if probe is None or resolved != query:  # a follow-up: probe what it means
+        probe = await probe_documents(run, resolved)
     if probe is None:
         return assessment
     assessment.probe = probe
@@ -296,15 +301,46 @@ def cheap_reading(decision: CheapRoute, query: str, probe: Probe | None) -> Read
     )
 
 
+def probe_note(probe: Probe | None) -> str:
+    """What the document probe found, for the Master's prompt ("" when nothing was probed)."""
+    if probe is None:
+        return ""
+    return (
+        f'\nA search of them with this question found "{probe.title}" (similarity {probe.similarity:.2f}; '
+        "from about 0.3 the documents are on its topic: search them rather than answer from memory)."
+    )
+
+
+def err_towards_evidence(reading: Reading, probe: Probe | None, floor: float) -> Reading:
+    """A factual question the Master would answer from memory is searched when the probe found
+    anything on its topic (similarity at least ``floor``): memory only when retrieval shows
+    nothing relevant. Open questions (advice, plans) keep the Master's choice."""
+    if (
+        route_for(reading) == "writer_only"
+        and probe is not None
+        and probe.similarity >= floor
+        and not is_open_question(reading.resolved_query)
+    ):
+        reading.complexity, reading.needs_external_info, reading.escalated = "moderate", True, "documents"
+        log.info(
+            "searching the documents, not memory: %r (%s: %.2f)",
+            reading.resolved_query,
+            probe.title,
+            probe.similarity,
+        )
+    return reading
+
+
 async def llm_reading(
-    run: Run, state: SearchState, query: str, today: str, *, may_ask: bool = False
+    run: Run, state: SearchState, query: str, today: str, *, may_ask: bool = False, probe: Probe | None = None
 ) -> Reading:
     """The Master's LLM assessment (calibrated by rules; the rules alone if it gives nothing usable).
 
-    ``may_ask``: the reply may name a question for the user (:class:`ClarifyingReply`).
+    ``may_ask``: the reply may name a question for the user (:class:`ClarifyingReply`); ``probe``:
+    what a search of the documents with the question found, shown to the model.
     """
     history = format_history(state.get("messages", []))
-    documents = searchable_documents(run.tools.running_specs().values())
+    documents = searchable_documents(run.tools.running_specs().values()) + probe_note(probe)
     prompt = assess_prompt(today, history, query, documents, may_ask=may_ask)
     result = await structured_call(
         run.model("master"),
@@ -333,11 +369,12 @@ async def read_query(
     """
     threshold = run.settings.document_probe_similarity
     if run.settings.routing == "llm":
-        reading = await llm_reading(run, state, query, today, may_ask=may_ask)
-        reading = await ground_in_documents(run, reading, query)
+        probe = await probe_documents(run, query) if threshold < 1 else None
+        reading = await llm_reading(run, state, query, today, may_ask=may_ask, probe=probe)
+        reading = await ground_in_documents(run, reading, query, probe)
         covered = reading.probe is not None and reading.probe.similarity >= threshold
         reading.search_only = covered and not needs_tools(reading.resolved_query)
-        return reading
+        return err_towards_evidence(reading, reading.probe, min(run.settings.document_probe_floor, threshold))
     probe = await probe_documents(run, query) if threshold < 1 else None
     covered = probe is not None and probe.similarity >= threshold
     decision = await asyncio.to_thread(
@@ -354,15 +391,13 @@ async def read_query(
         reading = cheap_reading(decision, query, probe)
         reading.search_only = covered and not needs_tools(query)
         return reading
-    reading = await llm_reading(run, state, query, today, may_ask=may_ask)
+    reading = await llm_reading(run, state, query, today, may_ask=may_ask, probe=probe)
     if threshold < 1 and reading.resolved_query != query:  # a follow-up: probe what it means
         probe = await probe_documents(run, reading.resolved_query)
         covered = probe is not None and probe.similarity >= threshold
     reading.probe = probe
     reading.search_only = covered and not needs_tools(reading.resolved_query)
-    if covered and route_for(reading) == "writer_only":
-        reading.complexity, reading.needs_external_info, reading.escalated = "moderate", True, "documents"
-    return reading
+    return err_towards_evidence(reading, probe, min(run.settings.document_probe_floor, threshold))
 
 
 async def assess(
@@ -414,6 +449,7 @@ async def assess(
         "missing": Overwrite([prepared.trim_note] if prepared.trim_note else []),
         "review": None,
         "next_query": None,
+        "hops": None,
         "replans": 0,
         "waves": 0,
         "started_at": time.time(),

@@ -31,7 +31,7 @@ def retrieval_query(query: str, intent: str) -> str:
 
 async def select_tools(
     state: SearchState, runtime: Runtime[RunContext]
-) -> Command[Literal["dispatch", "plan", "direct_search", "parallel_search", "serial_search"]]:
+) -> Command[Literal["dispatch", "plan", "direct_search", "parallel_search", "split_question"]]:
     """Retrieve a small candidate tool set, then go where the route and the top tool lead.
 
     On the Executor route a search tool runs the Master's SRSA strategy (``agents/strategies.py``);

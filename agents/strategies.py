@@ -43,11 +43,11 @@ from tools.hub import query_argument
 
 log = logging.getLogger(__name__)
 
-StrategyNode = Literal["direct_search", "parallel_search", "serial_search"]
+StrategyNode = Literal["direct_search", "parallel_search", "split_question"]
 STRATEGY_NODES: dict[str, StrategyNode] = {
     "direct": "direct_search",
     "parallel": "parallel_search",
-    "serial": "serial_search",
+    "serial": "split_question",
 }
 LINK_TOOL = "follow_links"  # a search server's tool for the documents its passages name
 FIRST_HOP_K = 3  # the first hop's top passages whose links the link hop follows
@@ -216,7 +216,8 @@ async def search_branch(payload: TaskPayload, runtime: Runtime[RunContext]) -> d
 async def serial_search(
     state: SearchState, runtime: Runtime[RunContext]
 ) -> Command[Literal["serial_search", "next_hop", "writer"]]:
-    """Serial: run the next hop (the first searches the question itself).
+    """Serial, for a question kept whole (``agents/hop_chain.py`` splits it first): run the next
+    hop, the first searching the question itself.
 
     When the search server can follow links, the second hop takes the documents that the first
     hop's top passages name (no model call), and the Writer reads those top passages, the linked

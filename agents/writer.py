@@ -24,6 +24,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from agents.answer_form import is_open_question
+from agents.chain_answer import chain_reasons, complete, findings
 from agents.citations import check_citations
 from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.facets import answer_choices, is_yes_no_question
@@ -192,6 +193,7 @@ def _prompt(state: SearchState, sources: list[Evidence], missing: list[str], rea
         "writer_answer",
         today=state.get("today", ""),
         sources=format_sources(sources) or "(none)",
+        findings=findings(state.get("hops") or []),
         missing=gaps,
         query=question,
         choices="" if reading.full else choices,
@@ -250,9 +252,16 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     direct = state.get("route") == "writer_only" or (not sources and not state.get("plan"))
     model = run.model("writer")
     full = is_open_question((state.get("assessment") or {}).get("resolved_query") or state["query"])
-    verdict = await _compare(model, state, sources) if sources and not direct and not full else None
+    hops = state.get("hops") or []
+    chained = complete(hops) and not full
+    verdict = (
+        await _compare(model, state, sources) if sources and not direct and not full and not hops else None
+    )
     reasons = cited_facts(verdict, sources) if verdict else None
-    if verdict and verdict.answer and reasons:  # dates or numbers: their own reasons, no model call
+    if chained:  # every hop answered: the last answers the question, each is a cited reason
+        evidence_ids = {tid: result["evidence_ids"] for tid, result in state.get("results", {}).items()}
+        short, text, problem = hops[-1]["answer"], chain_reasons(hops, evidence_ids, sources), None
+    elif verdict and verdict.answer and reasons:  # dates or numbers: their own reasons, no model call
         short, text, problem = verdict.answer, reasons, None
     else:
         reading = Reading(direct=direct, full=full, settled=verdict.answer if verdict else None)
@@ -266,6 +275,10 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     plan = current_plan(state)
     answer["plan_version"] = plan.version if plan else None
     answer["length"] = "full" if full else "brief"
+    if hops:
+        answer["chain"] = [
+            {"question": h["query"], "answer": h["answer"], "status": h["status"]} for h in hops
+        ]
     if verdict:
         answer["compared"] = {"form": verdict.form, "facts": verdict.facts, "settled": verdict.answer}
     emit(AnswerEvent(event="answer", answer=answer))

@@ -43,6 +43,7 @@ def _qa_command(args: argparse.Namespace) -> str:
         value = getattr(args, flag)
         if value not in (None, 0, 1) or (flag == "n" and value is not None):
             words += [f"--{flag}", str(value)]
+    words += ["--split", args.split] if args.split != "all" else []
     words += ["--systems", args.systems] if args.systems != "aisearch,rag" else []
     words += ["--no-judge"] if args.no_judge else []
     words += ["--run", args.run] if args.run else []
@@ -69,6 +70,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
         n=args.n,
         offset=args.offset,
         seed=args.seed,
+        split=args.split,
         systems=systems,
         judge=not args.no_judge,
         concurrency=max(1, args.concurrency),
@@ -83,7 +85,9 @@ def cmd_qa(args: argparse.Namespace) -> int:
     options.run_dir = run_dir
     if args.fresh and run_dir.exists():
         shutil.rmtree(run_dir)
-    questions = load_questions(options.data, options.n, options.offset, options.seed)  # fail fast on bad data
+    questions = load_questions(
+        options.data, options.n, options.offset, options.seed, options.split
+    )  # fail fast
     settings = load_settings(args.config)
 
     async def go() -> dict[str, Any]:
@@ -292,6 +296,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     qa.add_argument("--n", type=int, help="number of questions")
     qa.add_argument("--offset", type=int, default=0, help="skip this many questions first")
     qa.add_argument("--seed", type=int, help="shuffle the questions with this seed before --offset/--n")
+    qa.add_argument(
+        "--split", choices=("tune", "held_out", "all"), default="all",
+        help="the tuning part, the held-out part (a third, fixed by id hash) or all questions (default)",
+    )  # fmt: skip
     qa.add_argument("--systems", default="aisearch,rag", help="comma list of aisearch, rag, closed_book")
     qa.add_argument("--no-judge", action="store_true", help="skip the LLM judge (EM/F1 only)")
     qa.add_argument("--judge-model", help="judge model name (default: the writer's)")

@@ -18,6 +18,7 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
     tool_candidates = 5               # top-level keys
     tool_synthetic_queries = false    # retrieve over `aisearch tools augment`'s queries too
     document_probe_similarity = 0.45
+    document_probe_floor = 0.3        # below it, a factual question may be answered from memory
     routing = "cheap"
 
 Environment: ``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_TOOL_CATALOGS`` (paths joined by
@@ -48,6 +49,7 @@ class Budgets(BaseModel):
     max_tasks: int = Field(default=8, ge=1)
     max_executor_rounds: int = Field(default=2, ge=1)
     max_hops: int = Field(default=2, ge=1)
+    max_chain_hops: int = Field(default=4, ge=2)  # questions of a hop chain (MuSiQue asks up to 4)
     search_k: int = Field(default=5, ge=1, le=20)
     max_parallel: int = Field(default=4, ge=1)
     tool_timeout_s: float = Field(default=30.0, gt=0)
@@ -80,6 +82,9 @@ class Settings(ModelSettings):
     # the Master searches the local documents before answering from memory when a quick probe finds
     # a passage at least this similar to the question (MiniLM cosine; 0 < x <= 1; 1 turns it off)
     document_probe_similarity: float = Field(default=0.45, gt=0, le=1)
+    # a factual question is answered from memory only when the probe's best passage is less similar
+    # than this: anything above it is on the documents' topic, so they are searched first
+    document_probe_floor: float = Field(default=0.3, gt=0, le=1)
     # who decides the route: "cheap" (rules, the document probe and the route classifier; the
     # Master's LLM only for what they leave open) or "llm" (the Master's LLM for every query)
     routing: Literal["cheap", "llm"] = "cheap"
@@ -144,7 +149,13 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
     if catalogs:
         items = catalogs.split(os.pathsep) if isinstance(catalogs, str) else list(catalogs)
         values["tool_catalogs"] = [Path(str(item)).expanduser() for item in items if str(item).strip()]
-    for key in ("tool_candidates", "tool_synthetic_queries", "document_probe_similarity", "routing"):
+    for key in (
+        "tool_candidates",
+        "tool_synthetic_queries",
+        "document_probe_similarity",
+        "document_probe_floor",
+        "routing",
+    ):
         if key in data:
             values[key] = data[key]
     if env.get("AISEARCH_ROUTING"):

@@ -208,6 +208,7 @@ class Answer(TypedDict):
     dropped_citations: NotRequired[list[dict[str, Any]]]
     plan_version: NotRequired[int | None]
     compared: NotRequired[ComparedRecord]
+    chain: NotRequired[list[dict[str, str]]]  # a hop chain's questions, answers and statuses
     length: NotRequired[Literal["brief", "full"]]  # a factoid's few words, or an open question's full answer
 
 
@@ -220,6 +221,17 @@ class TaskOutcome:
     error: str | None = None
     calls: list[ToolOutcome] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
+
+
+class HopRecord(TypedDict):
+    """One hop of a chain (``agents/hop_chain.py``): its question as split (``#n`` for earlier
+    answers), as searched, its answer and the search task that found it."""
+
+    step: str
+    query: str
+    answer: str
+    task_id: str
+    status: Literal["pending", "answered", "unanswered"]
 
 
 class InputState(TypedDict):
@@ -246,6 +258,7 @@ class SearchState(TypedDict, total=False):
     augmented: Annotated[list[str], extend_list]
     review: Review | None
     next_query: str | None
+    hops: list[HopRecord] | None
     replans: int
     waves: int
     started_at: float

@@ -179,6 +179,7 @@ def role_prompts() -> dict[Role, tuple[str, type | None, int]]:
             render(
                 "writer_answer",
                 today=TODAY,
+                findings="",
                 missing="",
                 query=HAN_WU,
                 choices="",

@@ -7,15 +7,24 @@
 * SRSA's contextual queries (``../shared/data/cqed/queries.jsonl``): ``id``, ``query`` (read as the
   ``question``), no answer.
 
-Selection: ``--seed`` shuffles (deterministically) before ``--offset`` and ``--n`` cut the slice.
+Selection: ``--split`` keeps the tuning part or the held-out part (fixed by a hash of each
+question's id: about a third is held out), then ``--seed`` shuffles (deterministically) before
+``--offset`` and ``--n`` cut the slice. Tune on the tuning part only; the held-out part says
+whether a change generalises.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+Split = Literal["tune", "held_out"]
+SPLITS: tuple[str, ...] = ("tune", "held_out", "all")
+SPLIT_SALT = "aisearch-split:"  # not the id alone: MuSiQue's sample was itself drawn by sha256(id)
+HELD_OUT_SHARE = 3  # one question in three
 
 REGRESSION_SET = Path(__file__).resolve().parent / "data" / "regression.jsonl"
 
@@ -52,11 +61,23 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
+def split_of(question_id: str) -> Split:
+    """The part a question belongs to, fixed by its id: ``held_out`` for about a third."""
+    digest = hashlib.sha256(f"{SPLIT_SALT}{question_id}".encode()).digest()
+    return "held_out" if int.from_bytes(digest[:8], "big") % HELD_OUT_SHARE == 0 else "tune"
+
+
 def select(
-    rows: list[dict[str, Any]], n: int | None = None, offset: int = 0, seed: int | None = None
+    rows: list[dict[str, Any]],
+    n: int | None = None,
+    offset: int = 0,
+    seed: int | None = None,
+    split: str = "all",
 ) -> list[dict[str, Any]]:
-    """The slice ``[offset, offset + n)`` of ``rows``, shuffled first with ``seed`` when given."""
-    ordered = list(rows)
+    """The slice ``[offset, offset + n)`` of ``rows`` in ``split``, shuffled first with ``seed`` when given."""
+    if split not in SPLITS:
+        raise DatasetError(f"unknown split {split!r} (choose from {', '.join(SPLITS)})")
+    ordered = [row for row in rows if split == "all" or split_of(row["id"]) == split]
     if seed is not None:
         random.Random(seed).shuffle(ordered)
     end = None if n is None else offset + n
@@ -64,7 +85,7 @@ def select(
 
 
 def load_questions(
-    path: str | Path, n: int | None = None, offset: int = 0, seed: int | None = None
+    path: str | Path, n: int | None = None, offset: int = 0, seed: int | None = None, split: str = "all"
 ) -> list[dict[str, Any]]:
-    """Questions of a HotpotQA-format or regression-set file, selected by ``n``/``offset``/``seed``."""
-    return select(read_jsonl(path), n, offset, seed)
+    """Questions of a HotpotQA-format or regression-set file, selected by ``split``/``n``/``offset``/``seed``."""
+    return select(read_jsonl(path), n, offset, seed, split)

@@ -20,6 +20,7 @@ ROUTE_NODES = {
     "direct_search": "executor",
     "parallel_search": "executor",
     "serial_search": "executor",
+    "split_question": "executor",
 }
 
 
@@ -52,6 +53,7 @@ def aisearch_record(trace: dict[str, Any]) -> dict[str, Any]:
         "prediction": answer.get("text", ""),
         "short": answer.get("short", ""),
         "compared": answer.get("compared") or {},
+        "chain": answer.get("chain") or [],
         "citations": answer.get("citations", []),
         "evidence": [
             {

@@ -61,6 +61,7 @@ class QAOptions:
     n: int | None = None
     offset: int = 0
     seed: int | None = None
+    split: str = "all"  # "tune", "held_out" or "all" (evals/qa_data.py split_of)
     systems: tuple[str, ...] = ("aisearch", "rag")
     judge: bool = True
     concurrency: int = 1
@@ -76,6 +77,8 @@ def default_run_dir(options: QAOptions) -> Path:
     same day resumes the same run."""
     name = re.sub(r"[^A-Za-z0-9]+", "-", Path(options.data).stem).strip("-") or "data"
     parts = [f"qa-{time.strftime('%Y-%m-%d')}-{name}", f"n{options.n if options.n is not None else 'all'}"]
+    if options.split != "all":
+        parts.append(options.split.replace("_", "-"))
     if options.seed is not None:
         parts.append(f"s{options.seed}")
     if options.offset:
@@ -229,7 +232,7 @@ async def run_qa(
     config = {**json.loads(json.dumps(asdict(options), default=str)), "run_dir": str(run_dir)}
     (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     if questions is None:
-        questions = load_questions(options.data, options.n, options.offset, options.seed)
+        questions = load_questions(options.data, options.n, options.offset, options.seed, options.split)
     records_path = run_dir / RECORDS
     done = finished_ids(records_path)
     todo = [q for q in questions if q["id"] not in done]

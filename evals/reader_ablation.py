@@ -57,6 +57,7 @@ def writer_prompt(question: str, passages: list[dict[str, Any]], hint: bool) -> 
         "writer_answer",
         today="",
         sources=sources,
+        findings="",
         missing="",
         query=question,
         choices=choices,

@@ -26,6 +26,7 @@ from typing import Any
 
 from evals.judge import a_first
 from evals.metrics import citation_scores, cover, exact_match, title_recall, token_f1, win_tie_lose
+from evals.qa_data import split_of
 from evals.stats import (
     agreement,
     bootstrap_mean_diff_ci,
@@ -275,6 +276,40 @@ def _compared(output: Mapping[str, Any]) -> str:
     return f"{compared.get('form')}: {'settled' if compared.get('settled') else 'open'}"
 
 
+def _by_question(
+    records: Sequence[Mapping[str, Any]],
+    scored: Sequence[dict[str, dict[str, Any]]],
+    names: Sequence[str],
+    key: Callable[[Mapping[str, Any]], str],
+) -> dict[str, dict[str, Any]]:
+    """Questions grouped by ``key`` of the question: every system's n/EM/F1, and the F1-based NWR of
+    aisearch against rag."""
+    grouped: dict[str, dict[str, Any]] = {}
+    for group in sorted({key(r) for r in records}):
+        rows = [(r, s) for r, s in zip(records, scored, strict=True) if key(r) == group]
+        entry: dict[str, Any] = {}
+        for name in names:
+            metrics = [s[name] for _, s in rows if name in s]
+            if metrics:
+                entry[name] = {
+                    "n": len(metrics),
+                    "em": mean([m["em"] for m in metrics]),
+                    "f1": mean([m["f1"] for m in metrics]),
+                }
+        outcomes = [
+            win_tie_lose(s[SYSTEM]["f1"], s[BASELINE]["f1"]) for _, s in rows if SYSTEM in s and BASELINE in s
+        ]
+        stats = _outcome_stats(outcomes)
+        entry |= {
+            "nwr": stats["nwr"],
+            "nwr_ci": stats["nwr_ci"],
+            "nwr_sign_p": stats["sign_p"],
+            "paired_n": stats["n"],
+        }
+        grouped[group] = entry
+    return grouped
+
+
 def _grouped(
     records: Sequence[Mapping[str, Any]],
     scored: Sequence[dict[str, dict[str, Any]]],
@@ -449,33 +484,9 @@ def summarise(
         summary["judge_agreement"] = agreement_by_system
         summary["judge_kappa"] = kappa_by_system
 
-    # By question type: every system's EM/F1, and the F1-based NWR of aisearch against rag.
-    by_type: dict[str, dict[str, Any]] = {}
-    for qtype in sorted({str(r.get("type") or "unknown") for r in records}):
-        rows = [
-            (r, s) for r, s in zip(records, scored, strict=True) if str(r.get("type") or "unknown") == qtype
-        ]
-        entry = {}
-        for name in names:
-            metrics = [s[name] for _, s in rows if name in s]
-            if metrics:
-                entry[name] = {
-                    "n": len(metrics),
-                    "em": mean([m["em"] for m in metrics]),
-                    "f1": mean([m["f1"] for m in metrics]),
-                }
-        outcomes = [
-            win_tie_lose(s[SYSTEM]["f1"], s[BASELINE]["f1"]) for _, s in rows if SYSTEM in s and BASELINE in s
-        ]
-        stats = _outcome_stats(outcomes)
-        entry |= {
-            "nwr": stats["nwr"],
-            "nwr_ci": stats["nwr_ci"],
-            "nwr_sign_p": stats["sign_p"],
-            "paired_n": stats["n"],
-        }
-        by_type[qtype] = entry
-    summary["by_type"] = by_type
+    # By question type and by split (tuning / held out): every system's EM/F1, and aisearch's NWR.
+    summary["by_type"] = _by_question(records, scored, names, lambda r: str(r.get("type") or "unknown"))
+    summary["by_split"] = _by_question(records, scored, names, lambda r: split_of(str(r.get("id", ""))))
 
     # By route (the Master's choice for aisearch), by strategy and by what decided the route, with
     # rag on the same questions for reference.

@@ -28,6 +28,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from agents.clarify import clarify
 from agents.executor import execute_task
+from agents.hop_chain import hop, split_question
 from agents.master import assess
 from agents.plan_review import review_plan
 from agents.planner import plan
@@ -60,6 +61,8 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_node("search_branch", search_branch)
     builder.add_node("serial_search", serial_search)
     builder.add_node("next_hop", next_hop)
+    builder.add_node("split_question", split_question)
+    builder.add_node("hop", hop)
     builder.add_node("writer", write)
     builder.add_edge(START, "master")
     builder.add_edge("execute_task", "review")

@@ -19,7 +19,7 @@ from core.run import Run, RunContext
 from core.settings import Budgets, Settings
 from graph.builder import build_graph
 from models.config import ROLES, RoleSettings
-from tests.support.fakes import ScriptedChatModel
+from tests.support.fakes import DECOMPOSE, ScriptedChatModel, kept_whole
 from tools.hub import ToolHub
 from tools.index.ingest import index_paths, index_sources
 from tools.index.sources import file_source
@@ -44,7 +44,9 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def make_settings(routing: str = "llm", *, clarify: bool = False, review_plan: bool = False, **budgets: Any) -> Settings:
+def make_settings(
+    routing: str = "llm", *, clarify: bool = False, review_plan: bool = False, **budgets: Any
+) -> Settings:
     """Settings for tests: fake model names, default budgets unless overridden.
 
     The route is the scripted Master's (``routing="llm"``) unless a test asks for the cheap router;
@@ -94,6 +96,7 @@ class Team:
     def __init__(self, delay_s: float = 0.0) -> None:
         """Make empty scripts; ``delay_s`` slows every executor call (to observe overlap)."""
         self.models = {role: ScriptedChatModel(name_=role) for role in ROLES}
+        self.models["master"].defaults.append((DECOMPOSE, kept_whole))  # a question kept whole
         self.models["executor"].delay_s = delay_s
 
     def __getitem__(self, role: str) -> ScriptedChatModel:

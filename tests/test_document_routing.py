@@ -60,3 +60,25 @@ async def test_search_tools_without_similarities_leave_the_route_alone(team: Tea
     state, _, _ = await run(team.resources(hub), "When was Emperor Wu of Han born?")
 
     assert state["route"] == "writer_only" and state["assessment"]["probe"] is None
+
+
+async def test_a_factual_question_on_the_documents_topic_is_never_answered_from_memory(
+    team: Team, docs_hub: ToolHub
+) -> None:
+    team["master"].on(MASTER, assessment("simple", resolved=ON_TOPIC))
+    team["executor"].on(EXEC_SUBQUERIES, {"queries": ["Harrow Point lighthouse builder"]})
+    team["executor"].on(
+        EXEC_SEARCH_JUDGE,
+        {"answer": "Miriam Calloway", "sources": [1], "sufficient": True, "next_queries": []},
+    )
+    team["writer"].on(WRITER, "It was built by Miriam Calloway [1].")
+    settings = make_settings()
+    settings.document_probe_similarity = 0.99  # not "covered": only the floor can send it to the documents
+
+    state, _, _ = await run(team.resources(docs_hub, settings), ON_TOPIC)
+
+    master_prompt = next(call.prompt for call in team["master"].calls if MASTER in call.prompt)
+    assert 'A search of them with this question found "The Harrow Point Lighthouse"' in master_prompt
+    assert state["assessment"]["probe"]["similarity"] >= settings.document_probe_floor
+    assert state["route"] == "executor" and state["assessment"]["escalated"] == "documents"
+    assert state["answer"]["citations"], "answered from the documents, not from memory"

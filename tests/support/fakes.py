@@ -43,6 +43,7 @@ class ScriptedChatModel(BaseChatModel):
     """A chat model whose replies are scripted by prompt-matching rules."""
 
     rules: list[tuple[Any, Any]] = Field(default_factory=list)
+    defaults: list[tuple[Any, Any]] = Field(default_factory=list)  # tried after every rule
     delay_s: float = 0.0
     calls: list[Call] = Field(default_factory=list)
     name_: str = "scripted"
@@ -59,7 +60,7 @@ class ScriptedChatModel(BaseChatModel):
     def _reply(self, messages: list[BaseMessage]) -> str:
         prompt = "\n".join(str(m.content) for m in messages)
         last = str(messages[-1].content)
-        for match, reply in self.rules:
+        for match, reply in [*self.rules, *self.defaults]:
             hit = match(prompt) if callable(match) else match in last or match in prompt
             if hit:
                 value = reply(prompt) if callable(reply) else reply
@@ -93,6 +94,7 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
+DECOMPOSE = "You split a question into simple questions"
 MASTER = "You are the Master"
 PLANNER = "You are the Planner"
 WRITER = "You are the Writer"
@@ -101,6 +103,11 @@ EXEC_JUDGE = "Does the output achieve the task"
 EXEC_COMPUTE = "Solve this sub-task"
 EXEC_SUBQUERIES = "You write queries for a search engine"
 EXEC_SEARCH_JUDGE = "Which results help with the task"
+
+
+def kept_whole(prompt: str) -> str:
+    """A decomposition reply that keeps the question (the conversation's last turn) whole."""
+    return "1. " + prompt.strip().splitlines()[-1]
 
 
 def assessment(

@@ -1,0 +1,65 @@
+"""The answer a hop chain gives (``agents/hop_chain.py``): its last hop's answer, each hop a cited reason.
+
+A chain whose every hop was answered needs no further model call: the last hop asked what the
+question asks, and each hop's question with its answer, cited to the passage that holds it, is
+the explanation ("Which county is Van Hook Township in? Mountrail County [2]."). A chain that
+broke off leaves its findings to the Writer, which reads every passage found.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.short_answer import short_of
+from core.state import Evidence, HopRecord
+
+UNKNOWN = "unknown"
+NOT_SAID = re.compile(
+    r"^\W*(unknown|not (stated|mentioned|given|specified|known)|no (answer|information)|n/?a|none|"
+    r"the context does not|it is not|i (do not|don't|cannot))\b",
+    re.IGNORECASE,
+)
+
+
+def clean_hop_answer(reply: str) -> str:
+    """A hop's answer from the model's reply: its first line, without a marker; ``UNKNOWN`` when
+    the reply says the passages do not tell."""
+    answer = short_of(reply).strip().rstrip(".")
+    return UNKNOWN if not answer or NOT_SAID.match(answer) else answer
+
+
+def complete(hops: list[HopRecord]) -> bool:
+    """Whether every hop of a chain was answered."""
+    return bool(hops) and all(record["status"] == "answered" for record in hops)
+
+
+def source_of(answer: str, task_evidence: list[str], sources: list[Evidence]) -> int | None:
+    """The 1-based number of the hop's passage that holds ``answer`` (its first passage otherwise)."""
+    numbers = {item["id"]: n for n, item in enumerate(sources, start=1)}
+    hop_numbers = [numbers[eid] for eid in task_evidence if eid in numbers]
+    wanted = answer.lower()
+    for n in hop_numbers:
+        item = sources[n - 1]
+        if wanted in f"{item['title']} {item['content']}".lower():
+            return n
+    return hop_numbers[0] if hop_numbers else None
+
+
+def chain_reasons(hops: list[HopRecord], evidence_ids: dict[str, list[str]], sources: list[Evidence]) -> str:
+    """Each hop's question and answer as one cited sentence."""
+    lines = []
+    for record in hops:
+        n = source_of(record["answer"], evidence_ids.get(record["task_id"], []), sources)
+        cite = f" [{n}]" if n else ""
+        lines.append(f"{record['query'].rstrip('?')}? {record['answer']}{cite}.")
+    return " ".join(lines)
+
+
+def findings(hops: list[HopRecord]) -> str:
+    """What the answered hops found, for the Writer's prompt ("" when none)."""
+    found = [
+        f"{record['query'].rstrip('?')}? {record['answer']}"
+        for record in hops
+        if record["status"] == "answered"
+    ]
+    return "Found step by step: " + "; ".join(found) + "\n" if found else ""

@@ -1,0 +1,189 @@
+"""Hop by hop: a multi-hop question split into simple questions, each searched and answered in turn.
+
+SRSA's serial strategy with the Planner's decomposition (seed 001 §3, seed 002; IRCoT and
+self-ask in spirit): the model splits "What is the seat of the county where Van Hook Township
+is?" into "1. Which county is Van Hook Township in?" and "2. What is the seat of #1?". Each hop
+searches its question with the earlier answers written in (``#1`` → "Mountrail County"),
+reads the passages it found (cut to the sentences that matter, ``agents/focus.py``) and answers
+in a few words; the last hop's answer is the answer, and every hop is a cited reason
+(``agents/chain_answer.py``). A hop whose passages do not say stops the chain: the Writer then
+reads everything found so far, with the findings it has.
+
+A question the model keeps whole (one step) takes the serial strategy's other path (the
+documents the first passages name, ``agents/strategies.py``): title links stay one signal for
+single questions, not the only second hop. Bounded by ``budgets.max_chain_hops``, the tool-call
+budget and the wall clock.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from agents.chain_answer import UNKNOWN, clean_hop_answer
+from agents.focus import focus_passages, terms
+from agents.planner import publish
+from agents.strategies import run_search, search_task, search_tools
+from core.plan import Plan, current_plan
+from core.run import Run, RunContext, current_run
+from core.state import Evidence, HopRecord, SearchState, tool_calls_used
+from models.errors import MODEL_ERRORS, describe_model_error
+from models.structured import decode_entities, message_text, strip_thinking
+from prompts import render
+
+log = logging.getLogger(__name__)
+
+STEP = re.compile(r"^\s*(\d+)\s*[.):]\s*(.+?)\s*$")
+REFERENCE = re.compile(r"#(\d+)")
+DECOMPOSE_TOKENS = 96  # up to four short questions
+ANSWER_TOKENS = 24  # a hop's answer: a name, a place, a date or a number
+CHAIN_K = 4  # passages searched per hop
+RESTATED = 0.8  # a first step with this share of the question's words restates it
+HOP_CHARS = 1600  # what a hop reads: about 400 tokens, half of what single-shot RAG reads
+
+
+def parse_steps(reply: str) -> list[str]:
+    """The numbered questions of a decomposition reply, in order.
+
+    Reading stops at the first line that is not a numbered question once some were read (the
+    model may go on to invent a next example), and at a question that refers to an answer not
+    yet given (``#3`` in the second question); such a list is cut before it.
+    """
+    steps: list[str] = []
+    for line in strip_thinking(decode_entities(reply)).splitlines():
+        match = STEP.match(line)
+        if not match:
+            if steps and line.strip():
+                break
+            continue
+        text = match.group(2).strip()
+        if any(int(n) < 1 or int(n) > len(steps) for n in REFERENCE.findall(text)):
+            break
+        steps.append(text)
+    return steps
+
+
+def resolve(step: str, answers: list[str]) -> str:
+    """A step's question with the earlier answers written in for ``#n``."""
+    return REFERENCE.sub(lambda m: answers[int(m.group(1)) - 1], step)
+
+
+def is_chain(steps: list[str], question: str, max_hops: int) -> bool:
+    """Whether ``steps`` is a chain worth following: two to ``max_hops`` questions that use earlier
+    answers (independent questions are a comparison or a list, read by other means), the first of
+    which is not the question itself restated (the 1.5B often does that: nothing is split)."""
+    if not 2 <= len(steps) <= max_hops:
+        return False
+    asked = terms(question)
+    restated = len(terms(REFERENCE.sub("", steps[0])) & asked) >= RESTATED * len(asked)
+    return any(REFERENCE.search(step) for step in steps[1:]) and not restated
+
+
+def decompose_messages(question: str) -> list[BaseMessage]:
+    """The split's conversation: the instructions, worked examples as earlier turns (a small model
+    follows turns far better than examples inside one prompt, which it copies), then the question."""
+    messages: list[BaseMessage] = [SystemMessage(content=render("hop_decompose"))]
+    for example in render("hop_decompose_examples").strip().split("\n\n"):
+        asked, _, steps = example.partition("\n")
+        messages += [HumanMessage(content=asked), AIMessage(content=steps)]
+    return [*messages, HumanMessage(content=question)]
+
+
+async def decompose(run: Run, question: str) -> list[str]:
+    """The model's split of ``question`` into simple questions; [] when the call fails."""
+    model = run.model("master").bind(max_tokens=DECOMPOSE_TOKENS, temperature=0)
+    try:
+        reply = await model.ainvoke(decompose_messages(question))
+    except MODEL_ERRORS as exc:
+        log.warning(
+            "splitting the question into hops failed (%s); searching it whole", describe_model_error(exc)
+        )
+        return []
+    return parse_steps(message_text(reply))
+
+
+def hop_sources(passages: list[Evidence], question: str) -> str:
+    """The numbered passages a hop reads, each cut to the sentences that matter for its question."""
+    texts = focus_passages([item["content"] for item in passages], [question], HOP_CHARS)
+    return "\n\n".join(
+        f"[{n}] {item['title']}: {text}"
+        for n, (item, text) in enumerate(zip(passages, texts, strict=True), 1)
+    )
+
+
+async def read_hop(run: Run, question: str, passages: list[Evidence]) -> str:
+    """A hop's answer in a few words, or ``UNKNOWN`` when its passages do not say.
+
+    Raises:
+        The model errors of the call (:data:`models.errors.MODEL_ERRORS`).
+    """
+    if not passages:
+        return UNKNOWN
+    prompt = render("hop_read", sources=hop_sources(passages, question), question=question)
+    model = run.model("writer").bind(max_tokens=ANSWER_TOKENS, temperature=0)
+    system = SystemMessage(content=render("reader_system"))
+    reply = await model.ainvoke([system, HumanMessage(content=prompt)])
+    return clean_hop_answer(strip_thinking(decode_entities(message_text(reply))))
+
+
+def start_chain(steps: list[str]) -> list[HopRecord]:
+    """The hops of a new chain, none searched yet."""
+    return [HopRecord(step=step, query="", answer="", task_id="", status="pending") for step in steps]
+
+
+async def split_question(
+    state: SearchState, runtime: Runtime[RunContext]
+) -> Command[Literal["hop", "serial_search"]]:
+    """The serial strategy's first step: a chain of simple questions is followed hop by hop, a
+    question kept whole is searched as it is (``serial_search``)."""
+    run = await current_run(runtime)
+    query = (state.get("assessment") or {}).get("resolved_query") or state["query"]
+    steps = await decompose(run, query) if search_tools(state, run) else []
+    if is_chain(steps, query, run.settings.budgets.max_chain_hops):
+        log.info("split into %d hops: %s", len(steps), steps)
+        return Command(goto="hop", update={"hops": start_chain(steps)})
+    return Command(goto="serial_search", update={"hops": []})
+
+
+async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Literal["hop", "writer"]]:
+    """Search and answer the chain's next hop; go on to the next, or to the Writer."""
+    run = await current_run(runtime)
+    budgets = run.settings.budgets
+    tools = search_tools(state, run)
+    hops = [dict(record) for record in state.get("hops") or []]
+    index = next((i for i, record in enumerate(hops) if record["status"] == "pending"), None)
+    out_of_time = time.time() - state.get("started_at", time.time()) > budgets.wall_clock_s
+    if tools is None or index is None or out_of_time or tool_calls_used(state) >= budgets.max_tool_calls:
+        return Command(goto="writer")
+    answers = [record["answer"] for record in hops[:index]]
+    query = resolve(hops[index]["step"], answers)
+    plan = current_plan(state)
+    tasks = list(plan.tasks) if plan else []
+    task = search_task(f"h{index + 1}", query, tools, k=CHAIN_K, deps=[tasks[-1].id] if tasks else None)
+    update: dict[str, Any] = publish(Plan(tasks=[*tasks, task], version=1), "augment" if tasks else "single")
+    update |= await run_search(run, task, 1)
+    passages = [update["evidence"][eid] for eid in update["results"][task.id]["evidence_ids"]]
+    try:
+        answer = await read_hop(run, query, passages)
+    except MODEL_ERRORS as exc:
+        problem = describe_model_error(exc)
+        log.warning("reading hop %d failed (%s); the Writer reads what was found", index + 1, problem)
+        answer = UNKNOWN
+        update["missing"] = [f"hop {index + 1}: {query} ({problem})"]
+    status = "unanswered" if answer == UNKNOWN else "answered"
+    hops[index] |= {
+        "query": query,
+        "answer": "" if answer == UNKNOWN else answer,
+        "task_id": task.id,
+        "status": status,
+    }
+    log.info("hop %d/%d %r -> %r", index + 1, len(hops), query, answer)
+    done = status == "unanswered" or index == len(hops) - 1
+    update |= {"hops": hops, "waves": state.get("waves", 0) + 1}
+    return Command(goto="writer" if done else "hop", update=update)

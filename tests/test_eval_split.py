@@ -1,0 +1,48 @@
+"""The held-out part of every question set is fixed by id and never mixed into tuning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evals.qa_data import DatasetError, load_questions, split_of
+from evals.summary import summarise
+
+
+def write_questions(path: Path, n: int) -> Path:
+    rows = [{"id": f"q{i}", "question": f"Question {i}?", "answer": "x", "type": "bridge"} for i in range(n)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_the_parts_are_fixed_by_id_disjoint_and_about_a_third_held_out(tmp_path: Path) -> None:
+    data = write_questions(tmp_path / "dev.jsonl", 300)
+    tune = {q["id"] for q in load_questions(data, split="tune")}
+    held = {q["id"] for q in load_questions(data, split="held_out")}
+
+    assert tune.isdisjoint(held) and len(tune | held) == 300
+    assert 70 <= len(held) <= 130
+    assert all(split_of(qid) == "held_out" for qid in held)
+    shuffled = {q["id"] for q in load_questions(data, n=20, seed=7, split="held_out")}
+    assert shuffled <= held, "--seed and --n select within the part"
+    with pytest.raises(DatasetError, match="unknown split"):
+        load_questions(data, split="test")
+
+
+def test_the_summary_reports_the_tuning_and_held_out_parts_side_by_side() -> None:
+    ids = ["q0", "q1", "q2", "q3", "q4", "q5"]
+    records = [
+        {
+            "id": qid, "question": "?", "gold": "x", "type": "bridge",
+            "systems": {"aisearch": {"prediction": "x", "short": "x"}, "rag": {"prediction": "y", "short": "y"}},
+        }
+        for qid in ids
+    ]  # fmt: skip
+    parts = summarise(records)["by_split"]
+
+    expected = {split_of(qid) for qid in ids}
+    assert set(parts) == expected
+    assert sum(entry["aisearch"]["n"] for entry in parts.values()) == len(ids)
+    assert all(entry["aisearch"]["em"] == 1.0 and entry["rag"]["em"] == 0.0 for entry in parts.values())

@@ -1,0 +1,33 @@
+"""Evidence compression keeps the sentences that matter for the question, within a budget."""
+
+from __future__ import annotations
+
+from agents.focus import focus_passages
+
+LONG = (
+    "Mountrail County is a county in the U.S. state of North Dakota. "
+    "As of the 2010 census, the population was 7,673. "
+    "Its county seat is Stanley. "
+    "The county was created in 1873 and organized in 1909. "
+    "It is named for Joseph Mountraille, a voyageur and mail carrier of Métis origin. "
+    "The county lies on the Missouri Plateau and includes part of the Fort Berthold Indian Reservation."
+)
+OTHER = "Stanley is a city in Mountrail County. It was founded in 1902 as a railway stop."
+
+
+def test_the_sentence_that_holds_the_answer_is_kept() -> None:
+    [cut] = focus_passages([LONG], ["What is the county seat of Mountrail County?"], max_chars=120)
+
+    assert cut.startswith("Mountrail County is a county"), "the first sentence names the subject"
+    assert "Its county seat is Stanley." in cut
+    assert "Joseph Mountraille" not in cut and len(cut) <= 120
+
+
+def test_passages_that_fit_are_read_whole_and_the_budget_is_shared() -> None:
+    question = ["When was Stanley founded?"]
+    assert focus_passages([OTHER], question, max_chars=1000) == [OTHER]
+
+    cut_long, cut_other = focus_passages([LONG, OTHER], question, max_chars=200)
+
+    assert cut_other == OTHER, "a short passage is kept whole; what it leaves goes to the other"
+    assert len(cut_long) + len(cut_other) <= 200

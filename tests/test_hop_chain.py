@@ -1,0 +1,119 @@
+"""Hop by hop: a question split into simple questions, each searched with the previous answer.
+
+End to end over a real docsearch MCP server on the fixture corpus, with scripted models: the
+split, each hop's search and reading, the budget, a broken chain, and the answer composed from
+the chain.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.chain_answer import clean_hop_answer
+from agents.hop_chain import is_chain, parse_steps, resolve
+from tests.conftest import Team, make_settings, run
+from tests.support.fakes import DECOMPOSE, WRITER
+from tests.test_strategies import searched
+from tools.hub import ToolHub
+
+THREE_HOPS = "In which county is the birthplace of the engineer who built the Harrow Point Lighthouse?"
+SPLIT = "1. Who built the Harrow Point Lighthouse?\n2. Where was #1 born?\n3. In which county is #2?"
+HOP_READ = "If the context does not say, reply: unknown"
+ANSWERS = {
+    "Who built the Harrow Point Lighthouse": "Miriam Calloway",
+    "Where was Miriam Calloway born": "the village of Dunmore",
+    "In which county is the village of Dunmore": "Stirlingshire",
+}
+
+
+def hop_reader(answers: dict[str, str]):
+    """A scripted hop reader: the answer for the question the prompt asks ("unknown" otherwise)."""
+
+    def reply(prompt: str) -> str:
+        question = re.search(r"Question: (.+?)\??\s*\nAnswer:", prompt)
+        return answers.get(question.group(1) if question else "", "unknown")
+
+    return reply
+
+
+def test_a_split_is_read_in_order_and_cut_before_a_forward_reference() -> None:
+    reply = "1. Who built X?\n2) Where was #1 born?\n3. What is #4?\n4. Question: more"
+    assert parse_steps(reply) == ["Who built X?", "Where was #1 born?"]
+    assert parse_steps("Sure!\n1. A?\n2. B of #1?\n\nQuestion: next example\n1. C?") == ["A?", "B of #1?"]
+    assert resolve("In which county is #2?", ["Miriam Calloway", "Dunmore"]) == "In which county is Dunmore?"
+
+
+def test_only_linked_questions_within_the_budget_make_a_chain() -> None:
+    assert is_chain(["Who built X?", "Where was #1 born?"], "q", max_hops=4)
+    assert not is_chain(["When was A born?", "When was B born?"], "q", max_hops=4), "independent: no chain"
+    assert not is_chain(["A?", "B #1?", "C #2?", "D #3?", "E #4?"], "q", max_hops=4), "over the hop budget"
+    assert not is_chain(["q"], "q", max_hops=4)
+    restated = "Who is the child of the person who issued the Tamworth manifesto?"
+    assert not is_chain([restated, "Who is the parent of #1?"], restated, max_hops=4), "the question restated"
+
+
+def test_a_reply_that_says_it_does_not_know_is_unknown() -> None:
+    assert clean_hop_answer("Answer: Stirlingshire.") == "Stirlingshire"
+    for reply in ("unknown", "The context does not say.", "Not mentioned", ""):
+        assert clean_hop_answer(reply) == "unknown"
+
+
+async def test_a_three_hop_question_is_answered_hop_by_hop(team: Team, hotpot_hub: ToolHub) -> None:
+    team["master"].on(DECOMPOSE, SPLIT)
+    team["writer"].on(HOP_READ, hop_reader(ANSWERS))
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert path[:3] == ["master", "select_tools", "split_question"]
+    assert path[3:] == ["hop", "hop", "hop", "writer"]
+    queries = searched(state)
+    assert queries == [
+        "Who built the Harrow Point Lighthouse?",
+        "Where was Miriam Calloway born?",
+        "In which county is the village of Dunmore?",
+    ], "each hop's query holds the previous hop's answer"
+    answer = state["answer"]
+    assert answer["short"] == "Stirlingshire"
+    assert [step["answer"] for step in answer["chain"]] == list(ANSWERS.values())
+    cited = {c["title"] for c in answer["citations"]}
+    assert {"Harrow Point Lighthouse", "Miriam Calloway", "Dunmore"} <= cited, "every hop cites its passage"
+    writer_prompts = [call.prompt for call in team["writer"].calls]
+    assert len(writer_prompts) == 3 and all(HOP_READ in p for p in writer_prompts), "no read beyond the hops"
+
+
+async def test_the_hop_budget_stops_a_longer_split(team: Team, hotpot_hub: ToolHub) -> None:
+    team["master"].on(DECOMPOSE, SPLIT)
+    team["writer"].on(HOP_READ, hop_reader(ANSWERS)).on(WRITER, "Answer: Dunmore\nBecause: [1].")
+    settings = make_settings(routing="cheap", max_chain_hops=2)
+
+    state, path, _ = await run(team.resources(hotpot_hub, settings), THREE_HOPS)
+
+    assert "hop" not in path, "three questions over a two-hop budget: searched whole"
+    assert state["hops"] == []
+
+
+async def test_a_hop_its_passages_do_not_answer_hands_the_findings_to_the_writer(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["master"].on(DECOMPOSE, SPLIT)
+    answers = {key: value for key, value in ANSWERS.items() if "county" not in key}
+    team["writer"].on(HOP_READ, hop_reader(answers)).on(WRITER, "Answer: Stirlingshire\nBecause: It is [3].")
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert path[3:] == ["hop", "hop", "hop", "writer"]
+    assert [h["status"] for h in state["hops"]] == ["answered", "answered", "unanswered"]
+    final = team["writer"].calls[-2].prompt  # the Writer's answer turn (then its explanation)
+    assert "Found step by step: Who built the Harrow Point Lighthouse? Miriam Calloway" in final
+    assert "Where was Miriam Calloway born? the village of Dunmore" in final
+    assert state["answer"]["short"] == "Stirlingshire"
+
+
+async def test_a_question_kept_whole_takes_the_serial_search(team: Team, hotpot_hub: ToolHub) -> None:
+    team["writer"].on(WRITER, "Answer: Dunmore\nBecause: She was born there [1].")
+    question = "In which village was the engineer who built the Harrow Point Lighthouse born?"
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), question)
+
+    assert path[:4] == ["master", "select_tools", "split_question", "serial_search"]
+    assert "hop" not in path and not state["answer"].get("chain")
