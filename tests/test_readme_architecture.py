@@ -1,4 +1,4 @@
-"""The README's architecture table names every top-level module of each room, and only modules that exist."""
+"""The module table of docs/architecture.md names every top-level module of each room, and only modules that exist."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ ROOMS = ("app", "evals", "graph", "agents", "core", "tools", "models")
 
 
 def table_rows() -> dict[str, str]:
-    """``room -> what the table says lives there`` from the Architecture section."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    """``room -> what the table says lives there`` from the Modules section of docs/architecture.md."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("\n## Modules", 1)[1].split("\n## ", 1)[0]
     return {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)/` \| (.*) \|$", section, re.MULTILINE)}
 
 
@@ -22,6 +22,6 @@ def test_every_module_is_in_the_table_and_every_named_module_exists() -> None:
     for room in ROOMS:
         on_disk = {p.name for p in (REPO / room).glob("*.py") if p.name != "__init__.py"}
         named = set(re.findall(r"`([\w]+\.py)`", rows[room]))
-        assert on_disk - named == set(), f"{room}/ modules missing from the README table"
+        assert on_disk - named == set(), f"{room}/ modules missing from the table in docs/architecture.md"
         anywhere = {p.name for p in (REPO / room).rglob("*.py")}
         assert named - anywhere == set(), f"{room}/ row names modules that do not exist"
