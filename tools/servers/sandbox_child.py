@@ -3,7 +3,7 @@
 ``tools/servers/sandbox.py`` starts this file in a fresh process, in a session of its own, with a
 clean environment, and writes the untrusted code to its stdin. Three processes, each with one job:
 
-* the **supervisor** (this process, outside the namespaces): enters new PID, mount and network
+* the **supervisor** (this process, outside the namespaces): enters new PID, mount, network and IPC
   namespaces (``sandbox_os.enter_namespaces``; a user namespace too when not root), forks, waits,
   and kills whatever of the code's processes is left, after the run and on SIGTERM (the parent's
   timeout, or the parent's death through the parent-death signal); it is their subreaper, which
