@@ -8,18 +8,32 @@ tests of that mechanism skip; the degradation itself is tested with the mechanis
 
 from __future__ import annotations
 
+import logging
 import random
 from pathlib import Path
 
 import pytest
 
-from tools.servers import sandbox
+from tools.servers import sandbox, sandbox_cgroup
 from tools.servers.sandbox import run_sandboxed
 
 OS_ONLY = {"audit_hook": False}
 NO_FILTERS = {"audit_hook": False, "seccomp": False}
 MEMORY_MB = 128
+
+
+def _cgroup_refused() -> str | None:
+    path, why = sandbox_cgroup.create(16)
+    if path is not None:
+        sandbox_cgroup.remove(path)
+    return why
+
+
+NO_CGROUP = _cgroup_refused()
 NAMESPACES_REFUSED = run_sandboxed("1", namespaces=True, **OS_ONLY).missing
+needs_cgroup = pytest.mark.skipif(
+    NO_CGROUP is not None, reason=f"no memory cgroup here ({NO_CGROUP}); the degradation test covers it"
+)
 needs_namespaces = pytest.mark.skipif(
     any("namespaces" in m for m in NAMESPACES_REFUSED),
     reason=f"this OS refuses the sandbox's namespaces ({NAMESPACES_REFUSED})",
@@ -67,6 +81,54 @@ def test_memfd_is_refused_by_the_seccomp_filter() -> None:
     result = run_sandboxed(_grab_code("memfd"), memory_mb=MEMORY_MB, namespaces=False, **OS_ONLY)
     assert result.ok, result.error
     assert (result.stdout, result.value) == ("refused 1\n", "0")  # EPERM before the first byte
+
+
+@needs_cgroup
+@pytest.mark.parametrize(
+    "kind, namespaces",
+    [("memfd", True), ("memfd", False), ("mmap-shared-anonymous", True), ("dev-shm", True)],
+)  # without namespaces /dev/shm is the host's, whose files would outlive the run
+def test_the_memory_cgroup_alone_counts_shared_memory(kind: str, namespaces: bool) -> None:
+    """No hook, no seccomp filter (memfd allowed)."""
+    result = run_sandboxed(
+        _grab_code(kind), memory_mb=MEMORY_MB, timeout_s=10, namespaces=namespaces, **NO_FILTERS
+    )
+    assert _bounded(result, MEMORY_MB), result
+    assert not any("cgroup" in m for m in result.missing)
+
+
+@needs_cgroup
+def test_the_run_leaves_no_cgroup_behind() -> None:
+    path, _ = sandbox_cgroup.create(16)
+    assert path is not None
+    sandbox_cgroup.remove(path)
+    before = sorted(path.parent.glob(sandbox_cgroup.PREFIX + "*"))
+    run_sandboxed("'x' * 1000", **OS_ONLY)
+    run_sandboxed(_grab_code("memfd"), memory_mb=MEMORY_MB, **NO_FILTERS)
+    assert sorted(path.parent.glob(sandbox_cgroup.PREFIX + "*")) == before
+
+
+def test_without_a_memory_cgroup_the_run_says_so_and_memfd_stays_refused(
+    tmp_path: Path, monkeypatch, caplog
+) -> None:
+    """A kernel without a usable memory controller: warned once; seccomp and tmpfs sizes still hold."""
+    hierarchy = tmp_path / "cgroup2"
+    hierarchy.mkdir()
+    (hierarchy / "cgroup.subtree_control").write_text("cpu io\n")  # memory not delegated
+    (tmp_path / "mountinfo").write_text(f"25 1 0:22 / {hierarchy} rw - cgroup2 cgroup2 rw\n")
+    (tmp_path / "cgroup").write_text("0::/\n")
+    monkeypatch.setattr(sandbox_cgroup, "_MOUNTINFO", tmp_path / "mountinfo")
+    monkeypatch.setattr(sandbox_cgroup, "_CGROUP", tmp_path / "cgroup")
+    monkeypatch.setattr(sandbox, "_warned", set())
+    with caplog.at_level(logging.WARNING, logger="tools.servers.sandbox"):
+        first = run_sandboxed(_grab_code("memfd"), memory_mb=MEMORY_MB, **OS_ONLY)
+        second = run_sandboxed("1", **OS_ONLY)
+    expected = f"no memory cgroup (the memory controller is not enabled for the children of {hierarchy})"
+    assert expected in first.missing and expected in second.missing
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len([w for w in warned if expected in w and "WEAKER" in w]) == 1
+    assert (first.stdout, first.value) == ("refused 1\n", "0")
+    assert list(hierarchy.iterdir()) == [hierarchy / "cgroup.subtree_control"]
 
 
 def _sysv(call: str, key: int) -> str:

@@ -9,6 +9,8 @@ so the child can run with what the OS allows and say what is missing:
   directory except the system ones, the Python installation bound back read-only and a private
   tmpfs as the working directory;
 * ``drop_privileges``: root becomes ``nobody``; inside a user namespace every capability is dropped;
+* ``join_cgroup``: the run's memory cgroup, made by the server (``sandbox_cgroup.py``);
+* ``kill_first_when_out_of_memory``: the run is the out-of-memory killer's first choice;
 * ``set_limits``: ``RLIMIT_AS``, ``CPU``, ``FSIZE``, ``NOFILE``, ``NPROC``, ``CORE`` = 0;
 * ``forbid_exec_and_fork``: a seccomp filter that makes ``execve``/``execveat``, process-creating
   ``clone``/``fork``/``vfork``, ``unshare``, ``setns``, ``ptrace``, ``memfd_create``,
@@ -150,6 +152,11 @@ def hide_filesystem(workdir: str, owner: int, workdir_mb: int) -> None:
     _mount("tmpfs", workdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
 
 
+def join_cgroup(directory: str) -> None:
+    """Move this process, and so everything it starts, into the cgroup ``directory``."""
+    _write(os.path.join(directory, "cgroup.procs"), str(os.getpid()))
+
+
 def sandbox_uid() -> int:
     """The uid the code runs as: ``nobody`` when started as root, else the current uid."""
     return NOBODY if os.getuid() == 0 else os.getuid()
@@ -176,6 +183,14 @@ def drop_privileges(in_user_namespace: bool) -> None:
         data = ctypes.create_string_buffer(24)  # two zeroed {effective, permitted, inheritable}
         _check(_libc.capset(ctypes.c_char_p(header), data), "capset")
     prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def kill_first_when_out_of_memory() -> None:
+    """The out-of-memory killer takes this process and its children before any other of the host.
+
+    Must run before a change of credentials or ``PR_SET_DUMPABLE`` makes ``/proc/self`` root's.
+    """
+    _write("/proc/self/oom_score_adj", "1000")
 
 
 def set_limits(memory_mb: int, cpu_s: int, file_mb: int, nproc: int, nofile: int) -> None:
