@@ -1,31 +1,28 @@
-"""Adversarial sandbox suite: each escape of issue 11 #5 fails at the operating-system layer.
+"""Adversarial sandbox suite: each escape fails at the operating-system layer.
 
 Every test runs real sandboxed processes. Most turn the audit hook off (and some the seccomp
 filter) to show that the layer under it holds alone: what the code cannot do must be impossible,
-not just refused by the interpreter. Processes the code starts rename themselves (``prctl``
+not just refused by the interpreter. Each runs twice, with the hook never installed and with it
+installed and defeated by the code first (``tests/support/sandbox_layers.py``). Processes the code starts rename themselves (``prctl``
 ``PR_SET_NAME``) to a unique marker, so the tests can check through ``/proc`` that none outlives
 its run. Bombs are bounded: a few processes, 256 MB, timeouts of 1-3 s.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.sandbox_layers import hook_layer, needs_namespaces, without_cgroup  # noqa: F401
 from tools.servers import sandbox
 from tools.servers.sandbox import run_sandboxed
 from tools.servers.sandbox_hook import SPAWN_MSG
@@ -34,22 +31,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 OS_ONLY = {"audit_hook": False}
 NO_FILTERS = {"audit_hook": False, "seccomp": False}
 NAME_SELF = "import ctypes\nctypes.CDLL(None).prctl(15, {marker!r}.encode(), 0, 0, 0)\n"
-
-
-def _without_cgroup(missing: tuple[str, ...]) -> tuple[str, ...]:
-    """What a run missed besides a memory cgroup (whose absence ``test_sandbox_resources`` covers)."""
-    return tuple(m for m in missing if not m.startswith("no memory cgroup"))
-
-
-def _namespaces_refused() -> tuple[str, ...]:
-    return _without_cgroup(run_sandboxed("1", namespaces=True).missing)
-
-
-MISSING = _namespaces_refused()
-needs_namespaces = pytest.mark.skipif(
-    bool(MISSING),
-    reason=f"this OS refuses the sandbox's namespaces ({MISSING}); the degradation tests cover it",
-)
 
 
 def _marker() -> str:
@@ -306,77 +287,6 @@ def test_writes_outside_the_work_directory_fail_without_the_hook(tmp_path: Path)
     assert not (tmp_path / "escaped.txt").exists()
 
 
-def _nobody_can_read(path: Path) -> bool:
-    """Whether ``nobody`` (in no group of the owner) can reach and read ``path``."""
-    path = path.resolve()
-    dirs_ok = all(p.stat().st_mode & stat.S_IXOTH for p in path.parents)
-    return dirs_ok and bool(path.stat().st_mode & stat.S_IROTH)
-
-
-@pytest.fixture
-def sandbox_copy_for_nobody() -> Iterator[Path]:
-    """The sandbox's modules in a directory of their own that ``nobody`` can read.
-
-    The checkout may sit in a private directory (``mktemp -d``, ``/root``): the server then runs
-    the same files from a copy instead of the checkout.
-    """
-    for base in (None, "/tmp", "/dev/shm"):
-        try:
-            root = Path(tempfile.mkdtemp(prefix="aisearch-nobody-", dir=base))
-        except OSError:
-            continue
-        if _nobody_can_read(root.parent):
-            break
-        shutil.rmtree(root)
-    else:
-        pytest.skip("no temporary directory that nobody can reach (TMPDIR, /tmp and /dev/shm are private)")
-    package = root / "tools" / "servers"
-    package.mkdir(parents=True)
-    for init in (root / "tools" / "__init__.py", package / "__init__.py"):
-        init.touch()
-    for module in (REPO_ROOT / "tools" / "servers").glob("sandbox*.py"):
-        shutil.copy(module, package / module.name)
-    for path in (root, *root.rglob("*")):
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    yield root
-    shutil.rmtree(root)
-
-
-@needs_namespaces
-@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"), reason="needs root to become nobody")
-def test_an_unprivileged_server_gets_the_same_boundary_through_a_user_namespace(
-    sandbox_copy_for_nobody: Path,
-) -> None:
-    """The server runs as ``nobody``: namespaces come from a user namespace, capabilities are dropped."""
-    interpreter = next(
-        (Path(p) for p in (sys.executable, "/usr/bin/python3") if _nobody_can_read(Path(p))), None
-    )  # the project's interpreter may sit in a directory nobody cannot read (/root/.pyenv)
-    if interpreter is None:
-        pytest.skip(f"nobody can read neither {sys.executable} nor /usr/bin/python3")
-    code = (
-        "import os\n"
-        f"print(sorted(os.listdir('/proc'))[:2], os.path.exists({str(REPO_ROOT / 'README.md')!r}))\n"
-        "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0])\n"
-        "os.fork()"
-    )
-    helper = (
-        "import json, sys\n"
-        f"sys.path.insert(0, {str(sandbox_copy_for_nobody)!r})\n"
-        "from tools.servers.sandbox import run_sandboxed\n"
-        f"print(json.dumps(run_sandboxed({code!r}, audit_hook=False).__dict__))"
-    )
-    out = subprocess.run(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(interpreter), "-I", "-c", helper],
-        capture_output=True, text=True, timeout=30, cwd="/",
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout)
-    assert result["stdout"] == "['1', '2'] False\n0000000000000000\n", result
-    assert "Operation not permitted" in result["error"]
-    # nobody may not make a memory cgroup (none is delegated to it): said, and nothing else is missing
-    assert _without_cgroup(tuple(result["missing"])) == ()
-
-
 def test_without_namespaces_a_loud_warning_names_what_is_missing(monkeypatch, caplog) -> None:
     """The forced degradation (AISEARCH_SANDBOX_NAMESPACES=0): warned once; the other layers hold."""
     monkeypatch.setenv(sandbox.NAMESPACES_ENV, "0")
@@ -389,8 +299,8 @@ def test_without_namespaces_a_loud_warning_names_what_is_missing(monkeypatch, ca
     assert len(warnings) == 1
     assert "WEAKER" in warnings[0] and "AISEARCH_SANDBOX_NAMESPACES=0" in warnings[0]
     assert (
-        _without_cgroup(first.missing)
-        == _without_cgroup(second.missing)
+        without_cgroup(first.missing)
+        == without_cgroup(second.missing)
         == ("Linux namespaces are turned off (AISEARCH_SANDBOX_NAMESPACES=0)",)
     )
     assert "Operation not permitted" in first.error  # seccomp holds without namespaces

@@ -1,8 +1,8 @@
 """Memory no address-space limit counts, System V IPC and socket families: bounded at the OS layer.
 
-Each test turns the audit hook off (and some the seccomp filter too) so only the operating
-system's layers stand: the run's memory cgroup, the private tmpfs mounts, the IPC namespace and
-the seccomp filter. Where the kernel refuses a mechanism, the run says so (``missing``) and the
+Each test turns the audit hook off, or has the code defeat it first (each runs both ways), and
+some the seccomp filter too, so only the operating system's layers stand: the run's memory
+cgroup, the private tmpfs mounts, the IPC namespace and the seccomp filter. Where the kernel refuses a mechanism, the run says so (``missing``) and the
 tests of that mechanism skip; the degradation itself is tested with the mechanism taken away.
 """
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.sandbox_layers import hook_layer, needs_namespaces  # noqa: F401
 from tools.servers import sandbox, sandbox_cgroup
 from tools.servers.sandbox import run_sandboxed
 
@@ -30,13 +31,8 @@ def _cgroup_refused() -> str | None:
 
 
 NO_CGROUP = _cgroup_refused()
-NAMESPACES_REFUSED = run_sandboxed("1", namespaces=True, **OS_ONLY).missing
 needs_cgroup = pytest.mark.skipif(
     NO_CGROUP is not None, reason=f"no memory cgroup here ({NO_CGROUP}); the degradation test covers it"
-)
-needs_namespaces = pytest.mark.skipif(
-    any("namespaces" in m for m in NAMESPACES_REFUSED),
-    reason=f"this OS refuses the sandbox's namespaces ({NAMESPACES_REFUSED})",
 )
 
 # Each grabs 16 MB at a time, up to 640 MB, keeping it all; prints how far it got. Without namespaces
