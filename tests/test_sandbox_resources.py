@@ -104,6 +104,15 @@ def test_the_run_leaves_no_cgroup_behind() -> None:
     assert sorted(path.parent.glob(sandbox_cgroup.PREFIX + "*")) == before
 
 
+@needs_cgroup
+def test_a_cgroup_left_by_a_killed_server_is_removed_by_the_next_run(monkeypatch) -> None:
+    left, _ = sandbox_cgroup.create(16)  # as if the server had been killed during the run
+    assert left is not None and left.is_dir()
+    monkeypatch.setattr(sandbox_cgroup, "STALE_S", -1.0)  # instead of waiting a minute
+    assert run_sandboxed("1", **OS_ONLY).ok
+    assert not left.exists()
+
+
 def test_without_a_memory_cgroup_the_run_says_so_and_memfd_stays_refused(
     tmp_path: Path, monkeypatch, caplog
 ) -> None:

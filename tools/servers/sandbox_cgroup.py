@@ -5,7 +5,7 @@
 shared or not, and swap is not a way out. The server creates one per run (cgroup v2 where the
 memory controller is delegated to the server's own cgroup, else the v1 memory hierarchy), the
 sandbox's supervisor moves itself into it before it starts the code, and the server removes it
-after the run. Where none can be made (no controller, no permission), ``create`` says why and the
+after the run (or, when it was killed first, the next run removes it). Where none can be made (no controller, no permission), ``create`` says why and the
 run goes on without it: the seccomp filter and the private tmpfs mounts still bound what they
 can (see ``docs/security.md``).
 """
@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 
 PREFIX = "aisearch-sandbox-"
+STALE_S = 60.0  # an empty run cgroup this old lost its server (killed before it could remove it)
 _MOUNTINFO = Path("/proc/self/mountinfo")
 _CGROUP = Path("/proc/self/cgroup")
 
@@ -77,6 +78,7 @@ def create(limit_mb: int) -> tuple[Path | None, str | None]:
     if isinstance(found, str):
         return None, found
     parent, version = found
+    _remove_stale(parent)
     path = parent / f"{PREFIX}{uuid.uuid4().hex[:12]}"
     limit = str(limit_mb * 1024 * 1024)
     try:
@@ -96,6 +98,15 @@ def create(limit_mb: int) -> tuple[Path | None, str | None]:
         remove(path)
         return None, f"cannot set the memory limit of {path}: {exc.strerror}"
     return path, None
+
+
+def _remove_stale(parent: Path) -> None:
+    """Remove the empty run cgroups a killed server left behind (one with processes stays: EBUSY)."""
+    now = time.time()
+    for path in parent.glob(PREFIX + "*"):
+        with contextlib.suppress(OSError):
+            if now - path.stat().st_mtime > STALE_S:
+                path.rmdir()
 
 
 def oom_killed(path: Path) -> bool:
