@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.sandbox_layers import PREFIX
 from tools.servers.sandbox import run_sandboxed
 
 
@@ -147,3 +148,14 @@ def test_standard_library_and_unicode() -> None:
     assert result.ok, result.error
     assert result.stdout == "中文 ✓\n"
     assert result.value == "20944"
+
+
+def test_the_audit_hook_is_a_tripwire_that_code_can_defeat() -> None:
+    """Why the adversarial suites also run with the hook defeated: after the code's own defeat,
+    what only the hook refused is allowed, and a fork reaches the seccomp filter."""
+    code = "import gc, os\nprint(len(gc.get_objects()) > 0)\nos.fork()"
+    held = run_sandboxed(code)
+    defeated = run_sandboxed(PREFIX + code)
+    assert held.error == "gc.get_objects is not allowed in the sandbox (line 2)"
+    assert defeated.stdout == "True\n"
+    assert defeated.error == "PermissionError: [Errno 1] Operation not permitted (line 4)"

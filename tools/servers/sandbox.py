@@ -4,17 +4,22 @@ The code runs in a fresh ``sys.executable -I -B`` process (``tools/servers/sandb
 library only) in a session of its own, with a clean environment (``PATH``, ``HOME``, ``TMPDIR``,
 ``LANG``: no ``AISEARCH_*`` setting, no key). Its layers, each described in its file:
 
+* a memory cgroup of the run (``sandbox_cgroup.py``), where one can be made: every page the run
+  holds counts, shared memory and tmpfs files too, and no swap;
 * Linux namespaces (``sandbox_os.py``): a PID namespace (the code sees only its own processes, and
   they all die with it), a mount namespace (a fresh ``/proc``; every top-level directory but
   ``/usr``, ``/bin``, ``/lib*``, ``/etc`` and ``/dev`` is an empty tmpfs; the Python installation is
-  bound back read-only; the working directory is a private tmpfs), a network namespace (no network
-  at all), and a user namespace when the server does not run as root;
+  bound back read-only; the working directory and ``/dev/shm`` are private tmpfs of fixed size), a
+  network namespace (no network at all), an IPC namespace (no System V object outlives the run),
+  and a user namespace when the server does not run as root;
 * no privilege: root becomes ``nobody``, in a user namespace every capability is dropped, and
   ``no_new_privs`` is set;
 * resource limits: memory (``RLIMIT_AS``), CPU seconds, file size, open files, processes
   (``RLIMIT_NPROC``), no core dumps;
-* a seccomp filter: ``execve`` and process creation fail (threads work);
-* an audit hook (``sandbox_hook.py``) with clear messages, a tripwire on top.
+* a seccomp filter: ``execve``, process creation, ``memfd_create``, ``io_uring`` and every socket
+  family but ``AF_UNIX`` fail (threads work);
+* an audit hook (``sandbox_hook.py``) with clear messages: a tripwire on top, not a layer that
+  holds (code can switch it off).
 
 The parent enforces the wall-clock timeout: it asks the supervisor to stop (SIGTERM: the supervisor
 kills every descendant), then kills the child's process group. The supervisor gets the same SIGTERM
@@ -39,6 +44,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tools.servers import sandbox_cgroup
 
 NAMESPACES_ENV = "AISEARCH_SANDBOX_NAMESPACES"
 FILE_MB = 64
@@ -120,8 +127,8 @@ def _warn_missing(missing: tuple[str, ...]) -> None:
         if what not in _warned:
             _warned.add(what)
             logger.warning(
-                "python sandbox is WEAKER than designed: %s; see the README's security section for "
-                "what the sandbox still guarantees without it",
+                "python sandbox is WEAKER than designed: %s; see docs/security.md for what the "
+                "sandbox still guarantees without it",
                 what,
             )
 
@@ -142,7 +149,8 @@ def run_sandboxed(
     Args:
         code: Python source. If it ends in an expression, its ``repr`` is returned as ``value``.
         timeout_s: Wall-clock limit in seconds; the process group is killed when it runs out.
-        memory_mb: Address-space limit of each sandboxed process in megabytes.
+        memory_mb: Address-space limit of each sandboxed process, and memory limit of the whole run
+            (its cgroup), in megabytes.
         max_output: Maximum number of bytes of output kept; the rest is dropped with a note.
         namespaces: Use Linux namespaces (default: unless ``AISEARCH_SANDBOX_NAMESPACES=0``).
         seccomp: Install the seccomp filter against exec and fork (the tests turn layers off to
@@ -155,6 +163,7 @@ def run_sandboxed(
     """
     cpu_s = max(1, int(timeout_s + 0.999)) + 1
     with_ns = namespaces_enabled() if namespaces is None else namespaces
+    cgroup, no_cgroup = sandbox_cgroup.create(int(memory_mb))
     with tempfile.TemporaryDirectory(prefix="aisearch-sandbox-", ignore_cleanup_errors=True) as workdir:
         result_r, result_w = os.pipe()
         status_r, status_w = os.pipe()
@@ -162,6 +171,7 @@ def run_sandboxed(
             "result_fd": result_w, "status_fd": status_w, "parent": os.getpid(), "workdir": workdir,
             "memory_mb": int(memory_mb), "cpu_s": cpu_s, "cap": max_output, "file_mb": FILE_MB,
             "nproc": int(nproc), "namespaces": with_ns, "seccomp": seccomp, "hook": audit_hook,
+            "cgroup": str(cgroup) if cgroup else None,
         }  # fmt: skip
         cmd = [sys.executable, "-I", "-B", str(CHILD), json.dumps(config)]
         started = time.monotonic()
@@ -179,6 +189,7 @@ def run_sandboxed(
         except OSError as exc:
             os.close(result_r)
             os.close(status_r)
+            _remove_cgroup(cgroup)
             logger.exception("could not start the sandbox process")
             return SandboxResult(False, "", None, f"could not start the sandbox: {exc}")
         finally:
@@ -206,13 +217,25 @@ def run_sandboxed(
         proc.wait()
         for drain in (out, res, status):
             drain.join(timeout=2.0)
+    over_memory = cgroup is not None and sandbox_cgroup.oom_killed(cgroup)
+    _remove_cgroup(cgroup)
     missing = tuple(line for line in status.data.decode("utf-8", "replace").splitlines() if line)
+    if no_cgroup:
+        missing = (f"no memory cgroup ({no_cgroup})", *missing)
     if not with_ns:
         missing = (f"Linux namespaces are turned off ({NAMESPACES_ENV}=0)", *missing)
     _warn_missing(missing)
-    result = _build_result(proc.returncode, timed_out, out, res, timeout_s, memory_mb)
+    result = _build_result(proc.returncode, timed_out, out, res, timeout_s, memory_mb, over_memory)
     result.missing = missing
     return result
+
+
+def _remove_cgroup(cgroup: Path | None) -> None:
+    if cgroup is not None:
+        try:
+            sandbox_cgroup.remove(cgroup)
+        except OSError as exc:
+            logger.warning("could not remove the sandbox's cgroup %s: %s", cgroup, exc)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -237,7 +260,13 @@ def _kill_group(pgid: int) -> None:
 
 
 def _build_result(
-    returncode: int, timed_out: bool, out: _Drain, res: _Drain, timeout_s: float, memory_mb: int
+    returncode: int,
+    timed_out: bool,
+    out: _Drain,
+    res: _Drain,
+    timeout_s: float,
+    memory_mb: int,
+    over_memory: bool,
 ) -> SandboxResult:
     stdout = out.data.decode("utf-8", "replace")
     if out.dropped:
@@ -248,9 +277,9 @@ def _build_result(
         payload = None
     if timed_out:
         return SandboxResult(False, stdout, None, _format_timeout(timeout_s))
+    if over_memory or (isinstance(payload, dict) and payload.get("kind") == "memory"):
+        return SandboxResult(False, stdout, None, MEMORY_MSG.format(memory=memory_mb))
     if isinstance(payload, dict):
-        if payload.get("kind") == "memory":
-            return SandboxResult(False, stdout, None, MEMORY_MSG.format(memory=memory_mb))
         return SandboxResult(bool(payload.get("ok")), stdout, payload.get("value"), payload.get("error"))
     if returncode > 128 and returncode - 128 in {s.value for s in signal.Signals}:
         returncode = -(returncode - 128)  # the supervisor passes on the worker's signal as 128 + its number

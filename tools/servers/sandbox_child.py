@@ -3,11 +3,12 @@
 ``tools/servers/sandbox.py`` starts this file in a fresh process, in a session of its own, with a
 clean environment, and writes the untrusted code to its stdin. Three processes, each with one job:
 
-* the **supervisor** (this process, outside the namespaces): enters new PID, mount and network
-  namespaces (``sandbox_os.enter_namespaces``; a user namespace too when not root), forks, waits,
-  and kills whatever of the code's processes is left, after the run and on SIGTERM (the parent's
-  timeout, or the parent's death through the parent-death signal); it is their subreaper, which
-  matters when there is no PID namespace;
+* the **supervisor** (this process, outside the namespaces): joins the run's memory cgroup when the
+  server made one, enters new PID, mount, network and IPC namespaces
+  (``sandbox_os.enter_namespaces``; a user namespace too when not root), forks, waits, and kills
+  whatever of the code's processes is left, after the run and on SIGTERM (the parent's timeout, or
+  the parent's death through the parent-death signal); it is their subreaper, which matters when
+  there is no PID namespace;
 * the **init** (PID 1 of the new PID namespace): dies with the supervisor, hides the file system
   (``sandbox_os.hide_filesystem``), forks the worker and waits for it; when it exits the kernel
   kills every process left in the namespace, whatever session or process group it moved to;
@@ -82,6 +83,11 @@ def supervisor(config: dict, code: str) -> None:
     """
     signal.signal(signal.SIGTERM, _stop)
     sandbox_os.die_with_parent(config["parent"], signal.SIGTERM)
+    if config["cgroup"]:
+        try:
+            sandbox_os.join_cgroup(config["cgroup"])
+        except OSError as exc:
+            _report(config, f"no memory cgroup: could not join {config['cgroup']} ({exc})")
     if os.getuid() == 0:  # the code runs as nobody
         os.chown(config["workdir"], sandbox_os.NOBODY, sandbox_os.NOBODY)
     in_ns, uid = False, os.getuid()
@@ -90,6 +96,7 @@ def supervisor(config: dict, code: str) -> None:
         if not in_ns:
             _report(config, f"Linux namespaces are unavailable ({why})")
     sandbox_os.prctl(sandbox_os.PR_SET_CHILD_SUBREAPER, 1)
+    sandbox_os.kill_first_when_out_of_memory()
     in_user_ns = in_ns and uid != 0
     pid = os.fork()
     if pid == 0:

@@ -3,15 +3,19 @@
 Each function is one mechanism of the boundary and reports what it could not do instead of raising,
 so the child can run with what the OS allows and say what is missing:
 
-* ``enter_namespaces``: new PID, mount and network namespaces (plus a user namespace when not root);
+* ``enter_namespaces``: new PID, mount, network and IPC namespaces (plus a user namespace when not
+  root): System V shared memory and message queues die with the run and never cross runs;
 * ``hide_filesystem``: in the new mount namespace, a fresh ``/proc``, tmpfs over every top-level
   directory except the system ones, the Python installation bound back read-only and a private
   tmpfs as the working directory;
 * ``drop_privileges``: root becomes ``nobody``; inside a user namespace every capability is dropped;
+* ``join_cgroup``: the run's memory cgroup, made by the server (``sandbox_cgroup.py``);
+* ``kill_first_when_out_of_memory``: the run is the out-of-memory killer's first choice;
 * ``set_limits``: ``RLIMIT_AS``, ``CPU``, ``FSIZE``, ``NOFILE``, ``NPROC``, ``CORE`` = 0;
 * ``forbid_exec_and_fork``: a seccomp filter that makes ``execve``/``execveat``, process-creating
-  ``clone``/``fork``/``vfork``, ``unshare``, ``setns`` and ``ptrace`` fail with ``EPERM`` (threads
-  still work).
+  ``clone``/``fork``/``vfork``, ``unshare``, ``setns``, ``ptrace``, ``memfd_create``,
+  ``memfd_secret`` and ``io_uring`` fail with ``EPERM`` (threads still work), and every socket but
+  ``AF_UNIX`` with ``EAFNOSUPPORT``.
 """
 
 import ctypes
@@ -23,6 +27,7 @@ import struct
 import sys
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
+CLONE_NEWIPC = 0x08000000
 CLONE_THREAD = 0x00010000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
@@ -71,7 +76,7 @@ def _write(path: str, text: str) -> None:
 
 
 def enter_namespaces() -> tuple[bool, str | None]:
-    """Move this process into new mount and network namespaces; its next child starts a PID namespace.
+    """Move this process into new mount, network and IPC namespaces; its next child starts a PID one.
 
     Root unshares them directly; another user first creates a user namespace in which it is root
     (mapped to itself), which unprivileged users may do where the kernel allows it.
@@ -79,14 +84,15 @@ def enter_namespaces() -> tuple[bool, str | None]:
     Returns:
         ``(True, None)``, or ``(False, reason)`` when the kernel refuses (nothing was changed then).
     """
-    flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET
+    flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC
     uid, gid = os.getuid(), os.getgid()
     if uid != 0:
         flags |= CLONE_NEWUSER
     try:
         _check(
             _libc.unshare(flags),
-            "unshare(CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWNET" + ("|CLONE_NEWUSER)" if uid else ")"),
+            "unshare(CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWNET|CLONE_NEWIPC"
+            + ("|CLONE_NEWUSER)" if uid else ")"),
         )
         if uid != 0:
             _write("/proc/self/setgroups", "deny")
@@ -146,6 +152,11 @@ def hide_filesystem(workdir: str, owner: int, workdir_mb: int) -> None:
     _mount("tmpfs", workdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
 
 
+def join_cgroup(directory: str) -> None:
+    """Move this process, and so everything it starts, into the cgroup ``directory``."""
+    _write(os.path.join(directory, "cgroup.procs"), str(os.getpid()))
+
+
 def sandbox_uid() -> int:
     """The uid the code runs as: ``nobody`` when started as root, else the current uid."""
     return NOBODY if os.getuid() == 0 else os.getuid()
@@ -174,6 +185,14 @@ def drop_privileges(in_user_namespace: bool) -> None:
     prctl(PR_SET_NO_NEW_PRIVS, 1)
 
 
+def kill_first_when_out_of_memory() -> None:
+    """The out-of-memory killer takes this process and its children before any other of the host.
+
+    Must run before a change of credentials or ``PR_SET_DUMPABLE`` makes ``/proc/self`` root's.
+    """
+    _write("/proc/self/oom_score_adj", "1000")
+
+
 def set_limits(memory_mb: int, cpu_s: int, file_mb: int, nproc: int, nofile: int) -> None:
     """Resource limits of this process and everything it starts (soft = hard: they cannot be raised)."""
     for name, value in (
@@ -187,23 +206,50 @@ def set_limits(memory_mb: int, cpu_s: int, file_mb: int, nproc: int, nofile: int
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
 
 
-# machine: (AUDIT_ARCH, clone, clone3, the calls that always fail: execve, execveat, fork, vfork,
-# unshare, setns, ptrace)
+# machine: (AUDIT_ARCH, clone, clone3, socket, socketpair, the calls that always fail: execve,
+# execveat, fork, vfork, unshare, setns, ptrace, memfd_create, memfd_secret, io_uring_setup,
+# io_uring_enter, io_uring_register)
+_IO_URING = (425, 426, 427)  # its operations open sockets and files past this filter
 _SYSCALLS = {
-    "x86_64": (0xC000003E, 56, 435, (59, 322, 57, 58, 272, 308, 101)),
-    "aarch64": (0xC00000B7, 220, 435, (221, 281, 97, 268, 117)),
+    "x86_64": (0xC000003E, 56, 435, 41, 53, (59, 322, 57, 58, 272, 308, 101, 319, 447, *_IO_URING)),
+    "aarch64": (0xC00000B7, 220, 435, 198, 199, (221, 281, 97, 268, 117, 279, 447, *_IO_URING)),
 }
+AF_UNIX, EPERM, ENOSYS, EAFNOSUPPORT = 1, 1, 38, 97
 
 
 def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("HBBI", code, jt, jf, k)
 
 
+def _filter(machine: str) -> list[bytes]:
+    """The seccomp program (classic BPF) for ``machine``."""
+    arch, clone, clone3, sock, sockpair, denied = _SYSCALLS[machine]
+    ld_w_abs, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    allow, errno = 0x7FFF0000, 0x00050000
+    prog = [_bpf(ld_w_abs, 4), _bpf(jeq, arch, 1, 0), _bpf(ret, errno | EPERM), _bpf(ld_w_abs, 0)]
+    prog.append(_bpf(jge, 0x40000000, 0, 1))  # x32 system calls on x86_64
+    prog.append(_bpf(ret, errno | EPERM))
+    for nr in denied:
+        prog += [_bpf(jeq, nr, 0, 1), _bpf(ret, errno | EPERM)]
+    prog += [_bpf(jeq, clone3, 0, 1), _bpf(ret, errno | ENOSYS)]
+    # socket, socketpair: only AF_UNIX (the first argument); the call's number is then gone
+    for nr in (sock, sockpair):
+        prog += [_bpf(jeq, nr, 0, 4), _bpf(ld_w_abs, 16), _bpf(jeq, AF_UNIX, 0, 1), _bpf(ret, allow)]
+        prog.append(_bpf(ret, errno | EAFNOSUPPORT))
+    # clone: a thread (CLONE_THREAD in the first argument) is allowed, a new process is not
+    prog += [_bpf(jeq, clone, 0, 4), _bpf(ld_w_abs, 16), _bpf(jset, CLONE_THREAD, 0, 1), _bpf(ret, allow)]
+    prog += [_bpf(ret, errno | EPERM), _bpf(ret, allow)]
+    return prog
+
+
 def forbid_exec_and_fork() -> str | None:
     """Install a seccomp filter: exec and process creation fail with EPERM, threads still start.
 
     ``unshare``, ``setns`` and ``ptrace`` fail too: no new (user) namespace in which to regain
-    capabilities, no tracing of another process.
+    capabilities, no tracing of another process. So do ``memfd_create`` and ``memfd_secret``
+    (memory that no address-space limit counts) and ``io_uring`` (whose operations bypass the
+    filter). ``socket`` and ``socketpair`` fail with EAFNOSUPPORT for every family but
+    ``AF_UNIX`` (no ``AF_VSOCK`` to the hypervisor, no netlink, no packet socket).
 
     ``clone3`` answers ENOSYS so the C library falls back to ``clone``, whose flags the filter can
     read. Needs ``no_new_privs`` (``drop_privileges`` sets it).
@@ -214,18 +260,7 @@ def forbid_exec_and_fork() -> str | None:
     machine = platform.machine()
     if machine not in _SYSCALLS:
         return f"no seccomp filter for the {machine} architecture"
-    arch, clone, clone3, denied = _SYSCALLS[machine]
-    ld_w_abs, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
-    prog = [_bpf(ld_w_abs, 4), _bpf(jeq, arch, 1, 0), _bpf(ret, eperm), _bpf(ld_w_abs, 0)]
-    prog.append(_bpf(jge, 0x40000000, 0, 1))  # x32 system calls on x86_64
-    prog.append(_bpf(ret, eperm))
-    for nr in denied:
-        prog += [_bpf(jeq, nr, 0, 1), _bpf(ret, eperm)]
-    prog += [_bpf(jeq, clone3, 0, 1), _bpf(ret, enosys)]
-    # clone: a thread (CLONE_THREAD in the first argument) is allowed, a new process is not
-    prog += [_bpf(jeq, clone, 0, 4), _bpf(ld_w_abs, 16), _bpf(jset, CLONE_THREAD, 0, 1), _bpf(ret, allow)]
-    prog += [_bpf(ret, eperm), _bpf(ret, allow)]
+    prog = _filter(machine)
     filters = ctypes.create_string_buffer(b"".join(prog))
     fprog = struct.pack("HxxxxxxQ", len(prog), ctypes.addressof(filters))
     try:
