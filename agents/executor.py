@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from agents.evidence import evidence_id, tool_evidence
 from agents.executor_search import run_search_task
@@ -51,16 +51,29 @@ class Computed(BaseModel):
 
 
 def args_model(spec: ToolSpec) -> type[BaseModel]:
-    """A Pydantic model of a tool's input schema, for constrained decoding and validation."""
+    """A Pydantic model of a tool's input schema, for constrained decoding and validation.
+
+    A JSON property may be named anything (``class``, ``max-results``, ``_id``, ``model_dump``),
+    so each field gets a neutral Python name and the property's name as its alias: validation, the
+    JSON schema and :func:`tool_args` all use the original names.
+    """
     properties = spec.parameters.get("properties", {})
     required = set(spec.parameters.get("required", []))
     fields: dict[str, Any] = {}
-    for name, prop in properties.items():
+    for index, (name, prop) in enumerate(properties.items()):
         kind = python_type(prop)
-        fields[name] = (kind, ...) if name in required else (kind | None, prop.get("default"))
+        if name in required:
+            fields[f"arg{index}"] = (kind, Field(alias=name, title=name))
+        else:
+            fields[f"arg{index}"] = (kind | None, Field(prop.get("default"), alias=name, title=name))
     return create_model(
         f"{spec.name.replace('.', '_')}_args", __config__=ConfigDict(extra="ignore"), **fields
     )
+
+
+def tool_args(value: BaseModel) -> dict[str, Any]:
+    """The arguments of a validated :func:`args_model` instance, under the tool's own names."""
+    return value.model_dump(by_alias=True, exclude_none=True)
 
 
 def _inputs_text(parent_outputs: dict[str, str]) -> str:
@@ -76,7 +89,7 @@ def _complete_args(task: Task, model: type[BaseModel]) -> dict[str, Any] | None:
     if not task.args or REF_PATTERN.search(json.dumps(task.args)):
         return None
     try:
-        return model.model_validate(task.args).model_dump(exclude_none=True)
+        return tool_args(model.model_validate(task.args))
     except ValueError:
         return None
 
@@ -102,7 +115,7 @@ async def _write_args(
         model,
         constrain=run.settings.role("executor").constrain_json,
     )
-    return result.value.model_dump(exclude_none=True)
+    return tool_args(result.value)
 
 
 async def _judge(run: Run, task: Task, outcome: ToolOutcome) -> Judgement:

@@ -13,16 +13,30 @@ from typing import Any
 Handler = Callable[[argparse.Namespace], int]
 
 
-def run_settings(args: argparse.Namespace) -> Any:
+def run_settings(args: argparse.Namespace, *, preflight: bool = True) -> Any:
     """The settings of a command that runs the graph (``ask``, ``serve``, ``mcp``): the config file
-    named by ``--config`` (or the default), then ``--db`` and ``--mcp-config`` when given."""
-    from core.settings import load_settings
+    named by ``--config`` (or the default), then ``--db`` and ``--mcp-config`` when given.
+
+    With ``preflight`` the thread store and the ``mcpServers`` file are checked here, so a bad one
+    fails in one line before the command writes anything (``aisearch mcp`` goes without: a run
+    that cannot open is its ``ask`` tool's error, and ``search`` still serves).
+
+    Raises:
+        ConfigError: A bad config file or thread store.
+        ServerConfigError: A bad ``mcpServers`` file.
+    """
+    from core.settings import check_thread_store, load_settings
+    from tools.registry import user_connections
 
     settings = load_settings(args.config)
     if args.db:
         settings.use_db(args.db)
     if args.mcp_config:
         settings.mcp_config = Path(args.mcp_config).expanduser()
+    if preflight:
+        check_thread_store(settings)
+        if settings.mcp_config:
+            user_connections(settings.mcp_config)
     return settings
 
 

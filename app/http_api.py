@@ -7,6 +7,10 @@ module's :data:`app` into ``langgraph dev`` beside LangGraph Server's own routes
   ``{"input": {"query": …}, "config": {"configurable": {"thread_id": …, …}}, "kwargs": {}}``;
   a ``thread_id`` continues that thread (or starts it under that id), none starts a new one.
 - ``GET /input_schema``, ``/output_schema``, ``/config_schema``, ``/health``; OpenAPI at ``/docs``.
+
+Every route needs the bearer token ``AISEARCH_HTTP_TOKEN`` when it is set, except ``/health`` and
+FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json``; every route of this app checks ``Host``
+(``app/http_guard.py``).
 - ``/conversations/{thread_id}``: ``/invoke`` and ``/stream`` continue a thread that exists (404
   otherwise), ``/state`` and ``/history`` read it, ``/resume`` and ``/resume/stream`` continue a
   run paused for a person (``{"resume": reply}``; 404 unknown thread, 409 nothing paused, 422 a
@@ -51,7 +55,14 @@ from app.http_bodies import (
     RunConfig,
     StreamEventsBody,
 )
-from app.http_guard import RUN_TIMEOUT_ENV, GuardOptions, LimitedBodyRoute, RunSlots, require_key
+from app.http_guard import (
+    RUN_TIMEOUT_ENV,
+    GuardOptions,
+    LimitedBodyRoute,
+    RunSlots,
+    require_host,
+    require_key,
+)
 from app.http_service import Service, service
 from app.run_setup import (
     Token,
@@ -60,7 +71,6 @@ from app.run_setup import (
     open_served,
     pending_requests,
     run_stream,
-    store_label,
     thread_config,
     thread_exists,
 )
@@ -224,7 +234,7 @@ def _same_thread(body: InvokeBody | ResumeBody, thread_id: str) -> None:
 
 
 Svc = Annotated[Service, Depends(service)]
-router = APIRouter(route_class=LimitedBodyRoute, dependencies=[Depends(require_key)])
+router = APIRouter(route_class=LimitedBodyRoute, dependencies=[Depends(require_host), Depends(require_key)])
 
 
 @router.post("/invoke", summary="Answer a query (a new thread, or the one in config.configurable)")
@@ -425,15 +435,20 @@ def create_app(
     app.state.guard = guard or GuardOptions.from_env()
     app.state.service = None
 
-    @app.get("/health", summary="Liveness, the thread store and the MCP servers (no auth)")
+    @app.get(
+        "/health",
+        summary="Liveness, the kind of thread store and the MCP servers (no auth)",
+        dependencies=[Depends(require_host)],
+    )
     async def health(request: Request) -> dict[str, Any]:
-        """``ok`` once the run is open, with each MCP server's state and this worker's process id
-        and runs (``aisearch serve --workers N`` runs N of them on one port)."""
+        """``ok`` once the run is open, with the thread store's kind (not where it is), each MCP
+        server's state and this worker's process id and runs (``aisearch serve --workers N`` runs N
+        of them on one port)."""
         svc = await service(request)
         errors = svc.run.tools.server_errors
         return {
             "status": "ok",
-            "threads": store_label(svc.settings),
+            "threads": "postgres" if svc.settings.db_url else "sqlite",
             "mcp_servers": {name: errors.get(name, "ok") for name in svc.run.tools.servers},
             "busy_threads": len(svc.claims.busy),
             "runs_in_flight": svc.slots.in_flight,

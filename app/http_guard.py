@@ -1,25 +1,38 @@
-"""What the HTTP app checks before a run: the bearer token, the body's size, that the thread is not
-already running and that this worker has room for one more run; and how long a run may take.
+"""What the HTTP app checks before a run: the ``Host`` header, the bearer token, the body's size,
+that the thread is not already running and that this worker has room for one more run; and how
+long a run may take.
 
-All three apply to the app's own routes only (a route class and dependencies, not middleware):
+The bearer token is ``AISEARCH_HTTP_TOKEN``, never a model key: a key in ``AISEARCH_API_KEY`` is
+sent to the model endpoints, and a token the API accepts must not be. ``Host`` must name the
+server (DNS rebinding: a web page the user visits may resolve its own name to 127.0.0.1 and drive
+an API without a token); ``AISEARCH_HTTP_HOSTS`` lists the names it may be reached by (default the
+loopback names; ``*``: any), and ``aisearch serve`` adds the address it binds.
+
+The checks apply to the app's own routes only (a route class and dependencies, not middleware):
 mounted into ``langgraph dev`` the app's middleware would wrap LangGraph Server's routes too.
 """
 
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from starlette.types import Message, Receive
 
-API_KEY_ENV = "AISEARCH_API_KEY"
+log = logging.getLogger(__name__)
+
+TOKEN_ENV = "AISEARCH_HTTP_TOKEN"
+HOSTS_ENV = "AISEARCH_HTTP_HOSTS"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 MAX_BODY_ENV = "AISEARCH_MAX_BODY_BYTES"
 DEFAULT_MAX_BODY = 64 * 1024
 """64 KiB: a 2,000-character query with its config fits many times over."""
@@ -44,27 +57,51 @@ def _positive(env: dict[str, str], name: str, default: float) -> float:
     return value
 
 
+def _host_names(text: str) -> frozenset[str] | None:
+    """The host names of a comma-separated list (default: the loopback names); None for ``*`` (any)."""
+    names = {name.strip().lower().strip("[]") for name in text.split(",") if name.strip()}
+    if "*" in names:
+        return None
+    return frozenset(names or LOOPBACK_NAMES)
+
+
+def _model_key_reused(token: str, env: dict[str, str]) -> str | None:
+    """The name of a model key variable that holds ``token`` too, if any."""
+    for name, value in env.items():
+        is_key = name.startswith("AISEARCH_") and name.endswith("_API_KEY")
+        if is_key and hmac.compare_digest(value.encode(), token.encode()):
+            return name
+    return None
+
+
 @dataclass(frozen=True)
 class GuardOptions:
-    """The app's limits: bearer token (None: no auth), the largest request body in bytes, runs in
-    flight at once, and each run's deadline in seconds."""
+    """The app's limits: bearer token (None: no auth), the host names a request may use (None:
+    any), the largest request body in bytes, runs in flight at once, and each run's deadline in seconds."""
 
-    api_key: str | None = None
+    token: str | None = None
+    hosts: frozenset[str] | None = frozenset(LOOPBACK_NAMES)
     max_body_bytes: int = DEFAULT_MAX_BODY
     max_runs: int = DEFAULT_MAX_RUNS
     run_timeout_s: float = DEFAULT_RUN_TIMEOUT_S
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> GuardOptions:
-        """``AISEARCH_API_KEY`` (unset or empty: auth off), ``AISEARCH_MAX_BODY_BYTES``,
-        ``AISEARCH_MAX_RUNS`` and ``AISEARCH_RUN_TIMEOUT_S``.
+        """``AISEARCH_HTTP_TOKEN`` (unset or empty: auth off), ``AISEARCH_HTTP_HOSTS``,
+        ``AISEARCH_MAX_BODY_BYTES``, ``AISEARCH_MAX_RUNS`` and ``AISEARCH_RUN_TIMEOUT_S``; a
+        warning when the token is also a model key.
 
         Raises:
             ValueError: A limit that is not a positive number.
         """
         env = dict(os.environ) if env is None else env
+        token = env.get(TOKEN_ENV) or None
+        reused = _model_key_reused(token, env) if token else None
+        if reused:
+            log.warning("%s equals %s: a model provider receives the API token", TOKEN_ENV, reused)
         return cls(
-            api_key=env.get(API_KEY_ENV) or None,
+            token=token,
+            hosts=_host_names(env.get(HOSTS_ENV, "")),
             max_body_bytes=int(_positive(env, MAX_BODY_ENV, DEFAULT_MAX_BODY)),
             max_runs=int(_positive(env, MAX_RUNS_ENV, DEFAULT_MAX_RUNS)),
             run_timeout_s=_positive(env, RUN_TIMEOUT_ENV, DEFAULT_RUN_TIMEOUT_S),
@@ -107,9 +144,19 @@ def _counting(receive: Receive, limit: int) -> Receive:
     return counted
 
 
+async def require_host(request: Request) -> None:
+    """Refuse a request whose ``Host`` is not one of the server's names (421)."""
+    allowed = request.app.state.guard.hosts
+    if allowed is None:
+        return
+    host = request.headers.get("host", "")
+    if (urlsplit(f"//{host}").hostname or "") not in allowed:
+        raise HTTPException(421, f"Host {host!r} is not a name of this server (set {HOSTS_ENV})")
+
+
 async def require_key(request: Request) -> None:
     """Refuse a request without the configured bearer token (401); nothing when auth is off."""
-    expected = request.app.state.guard.api_key
+    expected = request.app.state.guard.token
     if expected is None:
         return
     scheme, _, token = request.headers.get("authorization", "").partition(" ")

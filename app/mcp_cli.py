@@ -18,7 +18,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve the MCP tools ``ask`` and ``search`` until the client leaves or the process is stopped."""
     from app.mcp_server import serve  # the MCP server and the graph load only for this command
 
-    settings = run_settings(args)
+    settings = run_settings(args, preflight=False)
     asyncio.run(serve(settings, args.transport, args.host, args.port))
     return 0
 

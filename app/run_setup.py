@@ -29,7 +29,7 @@ from rich.console import Console
 from app.docs_cli import use_docs_server
 from core.events import Event
 from core.run import ModelProvider, Run, RunContext, open_run
-from core.settings import Settings
+from core.settings import Settings, check_thread_store
 from graph.builder import build_graph
 from models.config import ROLES, ConfigError
 from tools.registry import load_connections
@@ -51,8 +51,10 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
     created on first use), else the SQLite database at ``settings.db_path`` (created if missing).
 
     Raises:
-        ConfigError: A Postgres URL without ``langgraph-checkpoint-postgres`` installed.
+        ConfigError: A Postgres URL without ``langgraph-checkpoint-postgres`` installed, or a SQLite
+            path that cannot hold the threads (``check_thread_store``).
     """
+    check_thread_store(settings)
     if settings.db_url:
         async with _postgres(settings.db_url) as saver:
             yield saver

@@ -32,13 +32,39 @@ def _loopback(host: str) -> bool:
         return host == "localhost"
 
 
+def _wildcard(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return host == ""
+
+
+def served_hosts(bind: str, configured: str) -> str:
+    """The ``AISEARCH_HTTP_HOSTS`` of the workers: the configured names plus the bound address
+    (the loopback names for a loopback one); ``*`` (no check) for a wildcard bind with no names."""
+    names = [name.strip() for name in configured.split(",") if name.strip()]
+    if "*" in names:
+        return "*"
+    if _wildcard(bind):
+        if not names:
+            log.warning("serving on %s: Host is unchecked; set AISEARCH_HTTP_HOSTS to list names", bind)
+        return ",".join(names) or "*"
+    from app.http_guard import LOOPBACK_NAMES
+
+    return ",".join([*names, *(LOOPBACK_NAMES if _loopback(bind) else [bind])])
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the HTTP API until interrupted: one worker process, or ``--workers`` of them.
 
     The options reach the workers through the environment (``app/serve_workers.py``); the settings
     are read here first, so a bad config file fails before any worker starts.
     """
-    from app.http_guard import API_KEY_ENV, GuardOptions  # FastAPI and the app load only for this command
+    from app.http_guard import (  # FastAPI and the app load only for this command
+        HOSTS_ENV,
+        TOKEN_ENV,
+        GuardOptions,
+    )
     from app.serve_workers import APP_FACTORY, worker_environment
 
     if args.workers < 1:
@@ -50,13 +76,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"with SQLite ({settings.db_path}) one process serves a database"
         )
     guard = GuardOptions.from_env()  # a limit that is not a number fails here, in one line
-    if not _loopback(args.host) and guard.api_key is None:
-        log.warning("serving on %s without auth: set %s to require a bearer token", args.host, API_KEY_ENV)
+    if not _loopback(args.host) and guard.token is None:
+        log.warning("serving on %s without auth: set %s to require a bearer token", args.host, TOKEN_ENV)
     os.environ.update(
         worker_environment(
             config=args.config, db=args.db, mcp_config=args.mcp_config, max_body_bytes=args.max_body_bytes
         )
     )
+    os.environ[HOSTS_ENV] = served_hosts(args.host, os.environ.get(HOSTS_ENV, ""))
     uvicorn.run(
         APP_FACTORY,
         factory=True,
@@ -76,9 +103,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="serve the LangServe-style HTTP API (/invoke, /stream, /docs …)",
         description="Serve the HTTP API: POST /invoke /batch /stream /stream_events, GET /input_schema "
         "/output_schema /config_schema /health, /conversations/{thread_id}/… ; OpenAPI docs at /docs. "
-        "Threads persist in the SQLite checkpointer, or in Postgres for a postgresql:// URL (--db / AISEARCH_DB). AISEARCH_API_KEY turns on "
-        "bearer-token auth; AISEARCH_MAX_BODY_BYTES bounds a request body (default 65536). --workers N serves "
-        "from N processes on one port (threads in Postgres; see deploy/README.md).",
+        "Threads persist in the SQLite checkpointer, or in Postgres for a postgresql:// URL (--db / "
+        "AISEARCH_DB). AISEARCH_HTTP_TOKEN turns on bearer-token auth (every route but /health, /docs, "
+        "/redoc, /openapi.json); AISEARCH_HTTP_HOSTS lists the host names clients use besides the bound "
+        "address (a request naming another gets 421); AISEARCH_MAX_BODY_BYTES bounds a request body "
+        "(default 65536). --workers N serves from N processes on one port (threads in Postgres; see "
+        "deploy/README.md).",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")

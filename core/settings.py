@@ -35,9 +35,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from core.config_files import validation_line
 from models.config import ConfigError, ModelSettings, default_config_path, model_values, read_config
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class Budgets(BaseModel):
@@ -103,6 +105,36 @@ class Settings(ModelSettings):
             self.db_path, self.db_url = Path(value).expanduser(), None
 
 
+def check_thread_store(settings: Settings) -> None:
+    """Refuse, in one line and before anything is written, a SQLite thread store that cannot work.
+
+    Raises:
+        ConfigError: ``settings.db_path`` is a directory, a file that is not SQLite, not writable,
+            or where it cannot be created. Nothing is checked for a Postgres URL.
+    """
+    if settings.db_url:
+        return
+    path = settings.db_path
+    if path.is_dir():
+        raise ConfigError(f"thread store {path} is a directory, not a SQLite file")
+    if path.exists():
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            raise ConfigError(f"thread store {path} cannot be read: {exc.strerror or exc}") from None
+        if head and head != SQLITE_HEADER:
+            raise ConfigError(f"thread store {path} is not a SQLite database")
+        if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+            raise ConfigError(f"thread store {path} is not writable")
+        return
+    parent = next(folder for folder in path.parents if folder.exists())
+    if not parent.is_dir():
+        raise ConfigError(f"thread store {path} cannot be created: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"thread store {path} cannot be created: {parent} is not writable")
+
+
 def user_mcp_config(env: Mapping[str, str] | None = None) -> Path:
     """The ``mcpServers`` file beside the default config file (``~/.config/aisearch/mcp.json``):
     where ``aisearch tools add`` writes when no ``mcp_config`` is set, read when it exists."""
@@ -165,4 +197,4 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:
-        raise ConfigError(f"invalid configuration ({path} + environment): {exc}") from exc
+        raise ConfigError(f"invalid configuration ({path} + environment): {validation_line(exc)}") from None

@@ -37,7 +37,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from core.config_files import read_config_text, validation_line
 
 Role = Literal["master", "planner", "executor", "writer"]
 ROLES: tuple[Role, ...] = ("master", "planner", "executor", "writer")
@@ -133,15 +135,44 @@ def default_config_path(env: Mapping[str, str] | None = None) -> Path:
     return Path("~/.config/aisearch/config.toml").expanduser()
 
 
+Table = dict[str, Any]
+
+
+class ConfigPaths(BaseModel):
+    """The ``[paths]`` table's shape."""
+
+    model_config = ConfigDict(extra="allow")
+
+    db: str | None = None
+    mcp_config: str | None = None
+    tool_catalogs: str | list[str] | None = None
+
+
+class ConfigFile(BaseModel):
+    """The config file's shape: which keys hold tables (their values are checked with the settings)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    models: dict[str, Table] = Field(default_factory=dict)
+    local: Table = Field(default_factory=dict)
+    budgets: Table = Field(default_factory=dict)
+    docs_server: Table = Field(default_factory=dict)
+    paths: ConfigPaths = ConfigPaths()
+
+
 def _read_toml(path: Path, explicit: bool) -> dict[str, Any]:
-    if not path.exists():
-        if explicit:
-            raise ConfigError(f"config file not found: {path}")
+    if not explicit and not path.exists():
         return {}
+    text = read_config_text(path, "config file", ConfigError)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    try:
+        ConfigFile.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"config file {path}: {validation_line(exc)}") from None
+    return data
 
 
 def _role_values(role: Role, file_models: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
@@ -196,7 +227,7 @@ def load_model_settings(
     try:
         return ModelSettings.model_validate(model_values(path, data, env))
     except ValidationError as exc:
-        raise ConfigError(f"invalid configuration ({path} + environment): {exc}") from exc
+        raise ConfigError(f"invalid configuration ({path} + environment): {validation_line(exc)}") from None
 
 
 def masked(settings: ModelSettings) -> dict[str, Any]:

@@ -107,7 +107,7 @@ def serve_env(base_url: str, root: Path, **extra: str) -> dict[str, str]:
         "AISEARCH_TOOLS_DIR": str(root / "tools"),  # no listing known: python and clock start with the run
         **extra,
     }
-    env.pop("AISEARCH_API_KEY", None)
+    env.pop("AISEARCH_HTTP_TOKEN", None)
     return env
 
 
@@ -357,14 +357,15 @@ def test_threads_survive_a_restart_and_auth_when_a_key_is_set(served: Served, tm
     )
     served.stop()
     try:
-        served.start("--mcp-config", str(broken), AISEARCH_API_KEY="s3cret")
+        served.start("--mcp-config", str(broken), AISEARCH_HTTP_TOKEN="s3cret", AISEARCH_API_KEY="sk-model")
         health = served.get("/health")
         assert health.status_code == 200, "health needs no token"
+        assert health.json()["threads"] == "sqlite" and "threads.sqlite" not in health.text, "no path"
         assert health.json()["mcp_servers"]["clock"] == "ok"
         assert health.json()["mcp_servers"]["broken"] != "ok", "a server that failed is named"
         assert served.get(f"/conversations/{thread}/state").status_code == 401
-        served.headers = {"Authorization": "Bearer wrong"}
-        assert served.post("/invoke", ask(TOKYO)).status_code == 401
+        served.headers = {"Authorization": "Bearer sk-model"}
+        assert served.post("/invoke", ask(TOKYO)).status_code == 401, "a model key is not the API token"
         served.headers = {"Authorization": "Bearer s3cret"}
         state = served.get(f"/conversations/{thread}/state")
         assert state.status_code == 200
@@ -383,7 +384,7 @@ def test_threads_in_postgres_survive_a_restart(endpoint: Any, tmp_path: Path) ->
         server = Served(serve_env(endpoint.url, tmp_path, AISEARCH_DB=url), tmp_path / "serve.log")
         server.start()
         try:
-            assert server.get("/health").json()["threads"] == url
+            assert server.get("/health").json()["threads"] == "postgres"
             thread = server.post("/invoke", ask(TOKYO)).json()["metadata"]["thread_id"]
             server.stop()
             server.start()

@@ -7,6 +7,7 @@ and checks, after the hub closes, that no such process is left.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import time
@@ -16,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from agents.executor import args_model
+from agents.executor import args_model, tool_args
 from tests.conftest import REPO, Team, facts_connection, make_settings, run
+from tests.servers.misbehaving_server import ODD_NAMES
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
 from tests.support.processes import processes_with
 from tools.hub import ToolHub
@@ -129,11 +131,52 @@ async def test_list_valued_types_in_a_tool_schema_are_normalised(marker: str) ->
         spec = hub.specs["bad.echo"]
         assert spec.brief()["args"] == {"text": "string|null", "times": "integer|string", "loud": "any"}
         model = args_model(spec)  # raised TypeError (unhashable list) before
-        assert model.model_validate({"text": None}).model_dump(exclude_none=True) == {"times": 1}
-        assert model.model_validate({"text": "a", "times": 2, "loud": [1]}).loud == [1]
+        assert tool_args(model.model_validate({"text": None})) == {"times": 1}
+        assert tool_args(model.model_validate({"text": "a", "times": 2, "loud": [1]}))["loud"] == [1]
         with pytest.raises(ValueError):
             model.model_validate({"text": 3})
         assert (await hub.call("bad.echo", {"text": "ab", "times": 2}, timeout_s=5)).output == "ab ab"
+
+
+async def test_any_property_name_validates_and_reaches_the_tool_under_its_own_name(marker: str) -> None:
+    """Keywords, dashes, spaces, a leading underscore and Pydantic's own members are all argument names."""
+    odd = {name: name.upper() for name in ODD_NAMES}
+    async with ToolHub.open({"bad": misbehaving(marker)}, limits=FAST) as hub:
+        model = args_model(hub.specs["bad.fields"])  # raised before (model_dump: a protected member)
+        schema = model.model_json_schema()
+        assert list(schema["properties"]) == list(ODD_NAMES) and schema["required"] == ["model_dump", "_id"]
+        assert tool_args(model.model_validate(odd)) == odd  # "_id" was dropped before
+        with pytest.raises(ValueError):
+            model.model_validate({"model_dump": "x"})  # "_id" is required
+        outcome = await hub.call("bad.fields", tool_args(model.model_validate(odd)), timeout_s=5)
+        assert json.loads(outcome.output) == odd
+
+
+async def test_a_run_calls_a_tool_whose_arguments_are_named_like_pydantic_members(marker: str) -> None:
+    """The plan's own arguments and the arguments the executor writes both reach the tool intact."""
+    odd = {name: name.upper() for name in ODD_NAMES}
+    team = Team()
+    query = "Send the fields twice"
+    team["master"].on(MASTER, assessment("complex", resolved=query))
+    plan = {
+        "reasoning": "call it with the plan's arguments, then with written ones",
+        "tasks": [
+            {"id": "t1", "goal": "Send the fields", "tool": "bad.fields", "args": odd},
+            {"id": "t2", "goal": "Send the fields again", "tool": "bad.fields", "deps": ["t1"]},
+        ],
+    }
+    team["planner"].on(PLANNER, plan)
+    team["executor"].on(EXEC_ARGS, odd)
+    team["executor"].on(EXEC_JUDGE, {"sufficient": True, "result": "sent"})
+    team["writer"].on(WRITER, "Sent [1].")
+    settings = make_settings(max_replans=0, max_executor_rounds=1)
+
+    async with ToolHub.open({"bad": misbehaving(marker)}, limits=FAST) as hub:
+        state, _, _ = await run(team.resources(hub, settings), query)
+
+    for task_id in ("t1", "t2"):
+        (call,) = state["results"][task_id]["tool_calls"]
+        assert call["ok"] and call["args"] == odd and json.loads(call["output"]) == odd
 
 
 async def test_a_run_whose_tools_misbehave_ends_in_an_answer_that_says_what_failed(marker: str) -> None:

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from core.config_files import read_config_text
 from tools.registry import BUNDLED_SETTINGS, ServerConfigError, normalize_entry
 
 BUNDLED_NAMES = tuple(BUNDLED_SETTINGS)  # python, clock, docsearch
@@ -23,13 +24,14 @@ def read_servers(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The whole JSON document of ``path`` and its ``mcpServers`` object (both empty when no file).
 
     Raises:
-        ServerConfigError: When the file is not JSON or has no ``mcpServers`` object.
+        ServerConfigError: When the file is unreadable, not UTF-8, not JSON or has no ``mcpServers`` object.
     """
     if not path.exists():
         document: dict[str, Any] = {"mcpServers": {}}
         return document, document["mcpServers"]
+    text = read_config_text(path, "MCP server config", ServerConfigError)
     try:
-        document = json.loads(path.read_text(encoding="utf-8") or "{}")
+        document = json.loads(text or "{}")
     except json.JSONDecodeError as exc:
         raise ServerConfigError(f"{path} is not valid JSON: {exc}") from exc
     if not isinstance(document, dict):

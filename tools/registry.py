@@ -25,6 +25,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from core.config_files import read_config_text, validation_line
+
 BUNDLED_SERVERS: dict[str, str] = {
     "python": "tools.servers.python_server",
     "clock": "tools.servers.clock_server",
@@ -110,6 +114,29 @@ def bundled_connections() -> dict[str, dict[str, Any]]:
     }
 
 
+class StdioEntry(BaseModel):
+    """An ``mcpServers`` entry that starts a program and speaks MCP over its stdio."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    env_passthrough: list[str] = Field(default_factory=list)
+    cwd: str | None = None
+
+
+class HttpEntry(BaseModel):
+    """An ``mcpServers`` entry that reaches a running server at a URL."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    url: str = Field(min_length=1)
+    transport: str | None = None
+    type: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
 def normalize_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     """Turn one ``mcpServers`` entry into a langchain-mcp-adapters connection.
 
@@ -117,59 +144,79 @@ def normalize_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     its ``env_passthrough`` names (those that are set).
 
     Raises:
-        ServerConfigError: When the entry has neither ``command`` nor ``url``, or a malformed
-            ``env`` / ``env_passthrough``.
+        ServerConfigError: When the entry has neither ``command`` nor ``url``, or a value of the
+            wrong type (``"args": "x"``, a number in ``env``, an unknown transport).
     """
     if not isinstance(entry, dict):
         raise ServerConfigError(f"mcpServers.{name} must be an object, got {type(entry).__name__}")
-    transport = entry.get("transport") or entry.get("type")
-    if "command" in entry:
-        values, passthrough = entry.get("env", {}), entry.get("env_passthrough", [])
-        if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
-            raise ServerConfigError(f"mcpServers.{name}.env must be an object of strings")
-        if not isinstance(passthrough, list) or not all(isinstance(k, str) for k in passthrough):
-            raise ServerConfigError(f"mcpServers.{name}.env_passthrough must be a list of variable names")
-        passed = {key: os.environ[key] for key in passthrough if key in os.environ}
-        env = {**base_env(), **passed, **values}
-        connection = {"transport": "stdio", "command": entry["command"], "args": list(entry.get("args", []))}
-        connection["env"] = env
-        if entry.get("cwd"):
-            connection["cwd"] = entry["cwd"]
-        return connection
-    if "url" in entry:
-        transport = transport or "streamable_http"
-        if transport not in HTTP_TRANSPORTS:
-            raise ServerConfigError(f"mcpServers.{name}: unknown transport {transport!r}")
-        connection = {"transport": transport.replace("-", "_"), "url": entry["url"]}
-        if transport == "http":
-            connection["transport"] = "streamable_http"
-        if entry.get("headers"):
-            connection["headers"] = entry["headers"]
-        return connection
-    raise ServerConfigError(f"mcpServers.{name} needs either 'command' (stdio) or 'url' (HTTP)")
+    if "command" not in entry and "url" not in entry:
+        raise ServerConfigError(f"mcpServers.{name} needs either 'command' (stdio) or 'url' (HTTP)")
+    try:
+        if "command" in entry:
+            return _stdio_connection(StdioEntry.model_validate(entry))
+        return _http_connection(name, HttpEntry.model_validate(entry))
+    except ValidationError as exc:
+        raise ServerConfigError(validation_line(exc, f"mcpServers.{name}")) from None
+
+
+def _stdio_connection(entry: StdioEntry) -> dict[str, Any]:
+    passed = {key: os.environ[key] for key in entry.env_passthrough if key in os.environ}
+    connection: dict[str, Any] = {"transport": "stdio", "command": entry.command, "args": entry.args}
+    connection["env"] = {**base_env(), **passed, **entry.env}
+    if entry.cwd:
+        connection["cwd"] = entry.cwd
+    return connection
+
+
+def _http_connection(name: str, entry: HttpEntry) -> dict[str, Any]:
+    transport = entry.transport or entry.type or "streamable_http"
+    if transport not in HTTP_TRANSPORTS:
+        raise ServerConfigError(f"mcpServers.{name}: unknown transport {transport!r}")
+    connection: dict[str, Any] = {"transport": transport.replace("-", "_"), "url": entry.url}
+    if transport == "http":
+        connection["transport"] = "streamable_http"
+    if entry.headers:
+        connection["headers"] = entry.headers
+    return connection
+
+
+def user_connections(path: Path) -> dict[str, dict[str, Any] | None]:
+    """The connections of an ``mcpServers`` JSON file by name (None for a ``"disabled"`` one).
+
+    Raises:
+        ServerConfigError: On a missing or unreadable file, invalid JSON or a malformed entry,
+            in one line that names the file.
+    """
+    text = read_config_text(path, "MCP server config", ServerConfigError)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ServerConfigError(f"MCP server config {path} is not valid JSON: {exc}") from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise ServerConfigError(f'{path}: expected an object with an "mcpServers" object')
+    connections: dict[str, dict[str, Any] | None] = {}
+    for name, entry in servers.items():
+        if isinstance(entry, dict) and entry.get("disabled"):
+            connections[name] = None
+            continue
+        try:
+            connections[name] = normalize_entry(name, entry)
+        except ServerConfigError as exc:
+            raise ServerConfigError(f"{path}: {exc}") from None
+    return connections
 
 
 def load_connections(path: Path | None = None) -> dict[str, dict[str, Any]]:
     """The bundled servers overlaid with the servers of an ``mcpServers`` JSON file.
 
     Raises:
-        ServerConfigError: On a missing file, invalid JSON or a malformed entry.
+        ServerConfigError: As :func:`user_connections`.
     """
     connections = bundled_connections()
-    if path is None:
-        return connections
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ServerConfigError(f"MCP server config not found: {path}") from exc
-    except json.JSONDecodeError as exc:
-        raise ServerConfigError(f"MCP server config {path} is not valid JSON: {exc}") from exc
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        raise ServerConfigError(f'{path}: expected an object with an "mcpServers" object')
-    for name, entry in servers.items():
-        if isinstance(entry, dict) and entry.get("disabled"):
+    for name, connection in (user_connections(path) if path is not None else {}).items():
+        if connection is None:
             connections.pop(name, None)
-            continue
-        connections[name] = normalize_entry(name, entry)
+        else:
+            connections[name] = connection
     return connections

@@ -10,13 +10,16 @@ chosen by the first argument:
 - ``hang-at-start``: never answer (sleep before serving);
 - ``exit-at-start``: exit with status 2 before serving.
 
-Its tools: ``echo`` (a schema with list-valued ``"type"``s), ``garbage`` (writes invalid UTF-8 to
+Its tools: ``echo`` (a schema with list-valued ``"type"``s), ``fields`` (properties named like
+Python keywords, Pydantic members and names no identifier can hold; it answers with the arguments
+it received, as JSON), ``garbage`` (writes invalid UTF-8 to
 stdout before answering), ``hang`` (blocks the whole process, as a synchronous tool does) and
 ``crash`` (exits mid-call).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -27,6 +30,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 INVALID_UTF8 = b"\xff\xfe\xfa not utf-8 \xc3\x28\n"
+ODD_NAMES = ("model_dump", "model_config", "class", "max-results", "with space", "_id", "__root__", "schema")
 server: Server = Server("misbehaving")
 
 
@@ -47,6 +51,15 @@ async def list_tools() -> list[types.Tool]:
                 "required": ["text"],
             },
         ),
+        types.Tool(
+            name="fields",
+            description="Answer with the arguments received.",
+            inputSchema={
+                "type": "object",
+                "properties": {name: {"type": "string"} for name in ODD_NAMES},
+                "required": ["model_dump", "_id"],
+            },
+        ),
         types.Tool(name="garbage", description="Answer after invalid UTF-8.", inputSchema={"type": "object"}),
         types.Tool(name="hang", description="Wait for the archive (never answers).", inputSchema={"type": "object"}),
         types.Tool(name="crash", description="Exit mid-call.", inputSchema={"type": "object"}),
@@ -59,6 +72,8 @@ async def call_tool(name: str, arguments: dict) -> list[types.TextContent]:
     if name == "garbage":
         os.write(sys.stdout.fileno(), INVALID_UTF8)
         return [types.TextContent(type="text", text="after garbage")]
+    if name == "fields":
+        return [types.TextContent(type="text", text=json.dumps(arguments, sort_keys=True))]
     if name == "hang":
         time.sleep(3600)  # blocks the event loop: the server answers nothing else
     if name == "crash":

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from core.config_files import read_config_text
 from tools.catalog.model import Catalog, CatalogServer, CatalogTool
 from tools.registry import BUNDLED_SERVERS, DOCSEARCH_MODULE, bundled_connections
 
@@ -29,6 +30,11 @@ log = logging.getLogger(__name__)
 
 class CatalogError(ValueError):
     """A catalogue file is missing, not JSON, or not in a known format."""
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a list, else nothing (a catalogue's optional lists may be junk)."""
+    return value if isinstance(value, list) else []
 
 
 def _tool(raw: Any) -> CatalogTool | None:
@@ -46,18 +52,19 @@ def entry_server(entry: dict[str, Any], source: str) -> CatalogServer:
         raise CatalogError(f"{source}: a catalogue entry needs a string 'name'")
     groups = entry.get("tools") or {}
     listed = (
-        [raw for group in groups.values() for raw in (group or {}).get("tools", [])]
+        [raw for group in groups.values() if isinstance(group, dict) for raw in _list(group.get("tools"))]
         if isinstance(groups, dict)
-        else groups
+        else _list(groups)
     )
     tools = tuple(t for t in (_tool(raw) for raw in listed) if t)
-    config = entry.get("config") or {}
+    config = entry.get("config")
+    servers = config.get("mcpServers") if isinstance(config, dict) else None
     return CatalogServer(
         id=entry["name"],
         description=str(entry.get("description") or "").strip(),
         tools=tools,
         category=str(entry.get("category") or ""),
-        connections=dict(config.get("mcpServers") or {}) if isinstance(config, dict) else {},
+        connections=dict(servers) if isinstance(servers, dict) else {},
         source=source,
     )
 
@@ -71,7 +78,7 @@ def mcp_servers(servers: dict[str, Any], source: str) -> tuple[list[CatalogServe
         if entry.get("disabled"):
             disabled.append(name)
             continue
-        tools = tuple(t for t in (_tool(raw) for raw in entry.get("tools") or []) if t)
+        tools = tuple(t for t in (_tool(raw) for raw in _list(entry.get("tools"))) if t)
         plain = {
             key: value for key, value in entry.items() if key not in ("description", "tools", "category")
         }
@@ -92,12 +99,11 @@ def read_catalog_file(path: Path) -> tuple[list[CatalogServer], list[str]]:
     """The servers a catalogue or ``mcpServers`` file describes, and the names it disables.
 
     Raises:
-        CatalogError: On a missing file, invalid JSON or an unknown format.
+        CatalogError: On a missing, unreadable or non-UTF-8 file, invalid JSON or an unknown format.
     """
+    text = read_config_text(path, "catalogue", CatalogError)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise CatalogError(f"catalogue not found: {path}") from exc
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CatalogError(f"catalogue {path} is not valid JSON: {exc}") from exc
     source = str(path)

@@ -1,0 +1,52 @@
+"""Reading the user's configuration files so that every fault is one line naming the file.
+
+The TOML config, the ``mcpServers`` JSON and the tool catalogues are written by hand: they may be
+a directory, unreadable, not UTF-8, or of the wrong shape. :func:`read_config_text` turns the
+first three into the caller's error class, and :func:`validation_line` turns a Pydantic
+validation error about the shape into one line (``models: Input should be a valid dictionary``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+
+def read_config_text(path: Path, what: str, error: type[Exception]) -> str:
+    """The UTF-8 text of the file at ``path``.
+
+    Args:
+        path: The file.
+        what: What the file is, for the message (``config file``, ``MCP server config``).
+        error: The exception class to raise.
+
+    Raises:
+        error: When the file is missing, a directory, unreadable or not UTF-8 (one line).
+    """
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise error(f"{what} {path} is a directory, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{what} {path} is not valid UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
+        ) from None
+    except OSError as exc:
+        raise error(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
+
+
+def validation_line(exc: ValidationError, prefix: str = "") -> str:
+    """The errors of ``exc`` on one line: ``where: what`` for each, ``;``-separated.
+
+    Args:
+        exc: The validation error.
+        prefix: Put before each location (``mcpServers.files`` gives ``mcpServers.files.args``).
+    """
+    parts = []
+    for error in exc.errors(include_url=False):
+        where = ".".join([prefix] * bool(prefix) + [str(item) for item in error["loc"]])
+        parts.append(f"{where}: {error['msg']}" if where else error["msg"])
+    return "; ".join(parts)
