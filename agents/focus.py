@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from core.text import sentences
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
+FIRST_SENTENCE_BONUS = 0.5  # of the best term's weight: a passage's first sentence names its subject
 STOPWORDS = frozenset(
     "a an and are as at be been by did do does for from had has have he her his how in is it its of on or"
     " she that the their them they this to was were what when where which who whom whose why will with".split()
@@ -34,41 +35,37 @@ def terms(text: str) -> set[str]:
 
 
 def focus_passages(texts: Sequence[str], queries: Sequence[str], max_chars: int) -> list[str]:
-    """Each passage of ``texts`` cut to its first sentence and its sentences that best match
-    ``queries``, together within ``max_chars`` (a share per passage; whole passages when all fit).
+    """The passages ``texts`` cut to their sentences that best match ``queries``, together within
+    ``max_chars`` (whole passages when all fit), each passage's kept sentences in their order.
 
-    The budget is split evenly, and what a short passage leaves is given to the others.
+    Sentences are chosen across all passages by score, best first, so the budget goes where the
+    question's words are, not evenly to every passage. A first sentence scores a little more (it
+    names the passage's subject). A passage with nothing kept is an empty string.
     """
     if sum(len(text) for text in texts) <= max_chars:
         return list(texts)
-    split = [[s for s in sentences(text) if s.strip()] for text in texts]
+    split = [[s.strip() for s in sentences(text) if s.strip()] for text in texts]
     wanted: set[str] = set().union(*(terms(query) for query in queries)) if queries else set()
     frequency = Counter(term for group in split for sentence in group for term in terms(sentence))
     count = sum(len(group) for group in split) or 1
     weight = {term: math.log(1 + count / frequency.get(term, 1)) for term in wanted}
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # short ones first: they give back room
-    kept: dict[int, str] = {}
+    lead = FIRST_SENTENCE_BONUS * max(weight.values(), default=0.0)
+    scored = [
+        (sum(weight.get(term, 0.0) for term in terms(sentence)) + (lead if j == 0 else 0.0), i, j)
+        for i, group in enumerate(split)
+        for j, sentence in enumerate(group)
+    ]
+    chosen: set[tuple[int, int]] = set()
     left = max_chars
-    for position, index in enumerate(order):
-        share = left // (len(order) - position)
-        kept[index] = _cut(split[index], weight, share)
-        left -= len(kept[index])
-    return [kept[i] for i in range(len(texts))]
-
-
-def _cut(group: list[str], weight: dict[str, float], budget: int) -> str:
-    """The first sentence and the best-scoring others of one passage that fit ``budget`` characters."""
-    if sum(len(s) + 1 for s in group) <= budget or not group:
-        return " ".join(group)
-    scores = [sum(weight.get(term, 0.0) for term in terms(sentence)) for sentence in group]
-    chosen = {0}
-    used = len(group[0])
-    for index in sorted(range(1, len(group)), key=lambda i: -scores[i]):
-        if scores[index] <= 0:
+    for score, i, j in sorted(scored, key=lambda item: (-item[0], item[1], item[2])):
+        if score <= 0 or left <= 0:
             break
-        if used + len(group[index]) + 1 <= budget:
-            chosen.add(index)
-            used += len(group[index]) + 1
-    if used > budget:  # the first sentence alone is too long: keep its head
-        return group[0][: max(budget - 1, 0)].rstrip() + "…"
-    return " ".join(group[i] for i in sorted(chosen))
+        if len(split[i][j]) + 1 <= left:
+            chosen.add((i, j))
+            left -= len(split[i][j]) + 1
+    if not chosen and scored:  # even the best sentence is too long: its head
+        _, i, j = max(scored, key=lambda item: (item[0], -item[1], -item[2]))
+        out = [""] * len(texts)
+        out[i] = split[i][j][: max(max_chars - 1, 0)].rstrip() + "…"
+        return out
+    return [" ".join(s for j, s in enumerate(group) if (i, j) in chosen) for i, group in enumerate(split)]

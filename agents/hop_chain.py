@@ -44,7 +44,7 @@ REFERENCE = re.compile(r"#(\d+)")
 DECOMPOSE_TOKENS = 96  # up to four short questions
 ANSWER_TOKENS = 24  # a hop's answer: a name, a place, a date or a number
 CHAIN_K = 4  # passages searched per hop
-RESTATED = 0.8  # a first step with this share of the question's words restates it
+RESTATED = 0.9  # a first step with this share of the question's words restates it
 HOP_CHARS = 1600  # what a hop reads: about 400 tokens, half of what single-shot RAG reads
 
 

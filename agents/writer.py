@@ -28,6 +28,7 @@ from agents.chain_answer import chain_reasons, complete, findings
 from agents.citations import check_citations
 from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.facets import answer_choices, is_yes_no_question
+from agents.focus import focus_passages
 from agents.short_answer import explanation_of, short_of
 from core.events import AnswerEvent, emit
 from core.plan import current_plan
@@ -63,12 +64,19 @@ def number_sources(state: SearchState) -> list[Evidence]:
     return ordered
 
 
-def format_sources(sources: list[Evidence]) -> str:
-    """The numbered source list of the prompt, one paragraph per source (as single-shot RAG reads them)."""
+def format_sources(sources: list[Evidence], focus: list[str] | None = None, max_chars: int = 0) -> str:
+    """The numbered source list of the prompt, one paragraph per source (as single-shot RAG reads them).
+
+    With ``max_chars``, the passages together are cut to that many characters, each to the
+    sentences that matter for the questions in ``focus`` (``agents/focus.py``).
+    """
+    texts = [item["content"][:MAX_SOURCE_CHARS] for item in sources]
+    if max_chars and focus:
+        texts = focus_passages(texts, focus, max_chars)
     lines = []
-    for n, item in enumerate(sources, start=1):
+    for n, (item, text) in enumerate(zip(sources, texts, strict=True), start=1):
         label = " (model knowledge)" if item["kind"] == "model" else ""
-        lines.append(f"[{n}]{label} {item['title']}: {item['content'][:MAX_SOURCE_CHARS]}")
+        lines.append(f"[{n}]{label} {item['title']}: {text}")
     return "\n\n".join(lines)
 
 
@@ -122,6 +130,7 @@ class Reading:
     direct: bool  # without sources, from the model's own knowledge
     full: bool = False  # an open question: a one-sentence summary, then the answer in full
     settled: str | None = None  # the answer a comparison read entity by entity settled
+    source_chars: int = 0  # the sources cut to this many characters of what matters (0: whole)
 
 
 async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> tuple[str, str, str | None]:
@@ -164,9 +173,12 @@ async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> t
     return short, explanation_of(decode_entities(strip_thinking(message_text(second)))), None
 
 
-def _prompt(state: SearchState, sources: list[Evidence], missing: list[str], reading: Reading) -> str:
-    """The answer turn's prompt: the question with the numbered sources, or alone (direct); an
-    open question is first summed up in one sentence."""
+def _prompt(
+    state: SearchState, sources: list[Evidence], missing: list[str], reading: Reading, max_chars: int = 0
+) -> str:
+    """The answer turn's prompt: the question with the numbered sources (cut to ``max_chars`` of
+    the sentences that matter when set), or alone (direct); an open question is first summed up
+    in one sentence."""
     query = state["query"]
     if reading.direct:
         history = format_history(state.get("messages", [])[:-1])
@@ -181,6 +193,7 @@ def _prompt(state: SearchState, sources: list[Evidence], missing: list[str], rea
     if failures:
         gaps += "Problems: " + "; ".join(failures) + "\n"
     resolved = (state.get("assessment") or {}).get("resolved_query") or query
+    hop_queries = [record["query"] for record in state.get("hops") or [] if record["query"]]
     question = query if resolved == query else f"{query} (meaning: {resolved})"
     options = answer_choices(resolved)
     choices = f"\n(The answer is one of: {' or '.join(options)}.)" if options else ""
@@ -192,7 +205,7 @@ def _prompt(state: SearchState, sources: list[Evidence], missing: list[str], rea
     return render(
         "writer_answer",
         today=state.get("today", ""),
-        sources=format_sources(sources) or "(none)",
+        sources=format_sources(sources, [resolved, *hop_queries], max_chars) or "(none)",
         findings=findings(state.get("hops") or []),
         missing=gaps,
         query=question,
@@ -216,7 +229,8 @@ async def _read(
     kept = sources
     while True:
         try:
-            return await answer_first(model, _prompt(state, kept, missing, reading), reading)
+            prompt = _prompt(state, kept, missing, reading, reading.source_chars)
+            return await answer_first(model, prompt, reading)
         except MODEL_ERRORS as exc:
             if is_context_overflow(exc) and len(kept) > 1:
                 log.warning(
@@ -264,7 +278,10 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     elif verdict and verdict.answer and reasons:  # dates or numbers: their own reasons, no model call
         short, text, problem = verdict.answer, reasons, None
     else:
-        reading = Reading(direct=direct, full=full, settled=verdict.answer if verdict else None)
+        cut = 0 if full else run.settings.writer_source_chars  # an open question reads its sources whole
+        reading = Reading(
+            direct=direct, full=full, settled=verdict.answer if verdict else None, source_chars=cut
+        )
         short, text, problem = await _read(model, state, sources, missing, reading)
     if problem:
         missing.append(f"the written answer ({problem})")

@@ -19,6 +19,7 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
     tool_synthetic_queries = false    # retrieve over `aisearch tools augment`'s queries too
     document_probe_similarity = 0.45
     document_probe_floor = 0.3        # below it, a factual question may be answered from memory
+    writer_source_chars = 2800        # the Writer's sources cut to what matters (0: whole passages)
     routing = "cheap"
 
 Environment: ``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_TOOL_CATALOGS`` (paths joined by
@@ -87,6 +88,9 @@ class Settings(ModelSettings):
     # a factual question is answered from memory only when the probe's best passage is less similar
     # than this: anything above it is on the documents' topic, so they are searched first
     document_probe_floor: float = Field(default=0.3, gt=0, le=1)
+    # the Writer reads its sources cut to this many characters of the sentences that matter for
+    # the question (about what single-shot RAG reads); 0 reads whole passages
+    writer_source_chars: int = Field(default=2800, ge=0)
     # who decides the route: "cheap" (rules, the document probe and the route classifier; the
     # Master's LLM only for what they leave open) or "llm" (the Master's LLM for every query)
     routing: Literal["cheap", "llm"] = "cheap"

@@ -31,3 +31,21 @@ def test_passages_that_fit_are_read_whole_and_the_budget_is_shared() -> None:
 
     assert cut_other == OTHER, "a short passage is kept whole; what it leaves goes to the other"
     assert len(cut_long) + len(cut_other) <= 200
+
+
+async def test_the_writer_reads_its_sources_cut_to_what_matters(team, hotpot_hub) -> None:
+    from tests.conftest import make_settings, run
+    from tests.support.fakes import WRITER
+
+    team["writer"].on(WRITER, "Answer: Dunmore\nBecause: She was born there [1].")
+    question = "Which sea is Vell Island in?"
+    settings = make_settings(routing="cheap")
+    settings.writer_source_chars = 120
+
+    state, _, _ = await run(team.resources(hotpot_hub, settings), question)
+
+    prompt = next(call.prompt for call in team["writer"].calls if "Context:" in call.prompt)
+    context = prompt.split("Context:", 1)[1].split("You are the Writer", 1)[0]
+    assert "North Sea" in context, "the sentence that answers is kept"
+    body = [line.split(": ", 1)[1] for line in context.strip().split("\n\n") if ": " in line]
+    assert sum(len(text) for text in body) <= 120, "the sources together stay within the budget"
