@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from agents.short_answer import short_of
-from core.state import Evidence, HopRecord
+from core.state import ChainStep, Evidence, HopRecord, SearchState
 
 UNKNOWN = "unknown"
 NOT_SAID = re.compile(
@@ -63,3 +63,23 @@ def findings(hops: list[HopRecord]) -> str:
         if record["status"] == "answered"
     ]
     return "Found step by step: " + "; ".join(found) + "\n" if found else ""
+
+
+def chain_record(hops: list[HopRecord], state: SearchState) -> list[ChainStep]:
+    """The chain as the answer records it: each hop's question as searched, its answer and status,
+    and the titles of the passages it read (what a trace needs to say where a chain broke)."""
+    results = state.get("results", {})
+    evidence = state.get("evidence", {})
+    return [
+        ChainStep(
+            question=record["query"] or record["step"],
+            answer=record["answer"],
+            status=record["status"],
+            titles=[
+                evidence[eid]["title"]
+                for eid in results.get(record["task_id"], {}).get("evidence_ids", [])
+                if eid in evidence
+            ],
+        )
+        for record in hops
+    ]

@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from agents.answer_form import is_open_question
-from agents.chain_answer import chain_reasons, complete, findings
+from agents.chain_answer import chain_reasons, chain_record, complete, findings
 from agents.citations import check_citations
 from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.facets import answer_choices, is_yes_no_question
@@ -293,9 +293,7 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     answer["plan_version"] = plan.version if plan else None
     answer["length"] = "full" if full else "brief"
     if hops:
-        answer["chain"] = [
-            {"question": h["query"], "answer": h["answer"], "status": h["status"]} for h in hops
-        ]
+        answer["chain"] = chain_record(hops, state)
     if verdict:
         answer["compared"] = {"form": verdict.form, "facts": verdict.facts, "settled": verdict.answer}
     emit(AnswerEvent(event="answer", answer=answer))

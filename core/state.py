@@ -192,6 +192,15 @@ class ComparedRecord(TypedDict):
     settled: str | None
 
 
+class ChainStep(TypedDict):
+    """One hop of a chain as the answer records it."""
+
+    question: str
+    answer: str
+    status: str
+    titles: list[str]
+
+
 class Answer(TypedDict):
     """The Writer's answer: short answer, cited text, citations, sources and what is missing."""
 
@@ -208,7 +217,7 @@ class Answer(TypedDict):
     dropped_citations: NotRequired[list[dict[str, Any]]]
     plan_version: NotRequired[int | None]
     compared: NotRequired[ComparedRecord]
-    chain: NotRequired[list[dict[str, str]]]  # a hop chain's questions, answers and statuses
+    chain: NotRequired[list[ChainStep]]  # a hop chain's questions, answers, statuses and passages
     length: NotRequired[Literal["brief", "full"]]  # a factoid's few words, or an open question's full answer
 
 

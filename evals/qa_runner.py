@@ -137,6 +137,7 @@ async def answer_question(question: dict[str, Any], context: QAContext, options:
         "id": question["id"],
         "question": question["question"],
         "gold": question.get("answer"),
+        "aliases": question.get("answer_aliases") or [],  # MuSiQue's other accepted answers
         "type": question.get("type"),
         "level": question.get("level"),
         "supporting_titles": question.get("supporting_titles", []),

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evals.chain_summary import chain_lines
 from evals.summary import SYSTEM, SYSTEM_ORDER, load_run_records, record_metrics, summarise
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,22 @@ def _group_table(title: str, label: str, groups: Mapping[str, Any]) -> list[str]
     return [f"## {title}", "", *_table(header, rows)]
 
 
+def _question_table(title: str, label: str, groups: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+    """Questions grouped by a field of theirs: every system's EM / F1 and aisearch's NWR."""
+    if not groups:
+        return []
+    header = [label, "n"] + [f"{name} EM / F1" for name in names] + ["NWR (F1)", "95% CI"]
+    rows = []
+    for group, entry in groups.items():
+        n = max((entry[name]["n"] for name in names if name in entry), default=0)
+        cells = [
+            f"{_num(entry[name]['em'])} / {_num(entry[name]['f1'])}" if name in entry else DASH
+            for name in names
+        ]
+        rows.append([group, str(n), *cells, _num(entry.get("nwr")), _ci(entry.get("nwr_ci"))])
+    return [f"## {title}", "", *_table(header, rows)]
+
+
 def markdown(summary: Mapping[str, Any], images: Sequence[str | Path] = ()) -> str:
     """Render the summary of a QA run as a Markdown report.
 
@@ -190,20 +207,12 @@ def markdown(summary: Mapping[str, Any], images: Sequence[str | Path] = ()) -> s
         "",
     ]
 
-    # By question type.
-    by_type = summary.get("by_type") or {}
-    if by_type:
-        out += ["## By question type", ""]
-        header = ["type", "n"] + [f"{name} EM / F1" for name in names] + ["NWR (F1)", "95% CI"]
-        rows = []
-        for qtype, entry in by_type.items():
-            n = max((entry[name]["n"] for name in names if name in entry), default=0)
-            cells = [
-                f"{_num(entry[name]['em'])} / {_num(entry[name]['f1'])}" if name in entry else DASH
-                for name in names
-            ]
-            rows.append([qtype, str(n), *cells, _num(entry.get("nwr")), _ci(entry.get("nwr_ci"))])
-        out += _table(header, rows)
+    # By question type, and by split (the tuning part beside the held-out part).
+    for title, label, key in (
+        ("By question type", "type", "by_type"),
+        ("By split (tuning / held out)", "split", "by_split"),
+    ):
+        out += _question_table(title, label, summary.get(key) or {}, names)
 
     # By route, by strategy, by what decided the route.
     by_route = summary.get("by_route") or {}
@@ -221,6 +230,11 @@ def markdown(summary: Mapping[str, Any], images: Sequence[str | Path] = ()) -> s
             "reading",
             summary["by_comparison"],
         )
+    if summary.get("by_chain"):
+        out += _group_table(
+            "By hop chain (split, searched and answered hop by hop)", "chain", summary["by_chain"]
+        )
+    out += chain_lines(summary.get("chain_breaks") or {})
     if summary.get("by_decider"):
         out += _group_table(
             "By what decided the route (rules, classifier, probe: no LLM call; llm: the Master's assessment)",
@@ -456,7 +470,9 @@ def _position_lines(position: dict[str, dict[str, Any]]) -> list[str]:
             f"{_num(picks.get('sign_p'), 4)})."
         )
         if (picks.get("sign_p") or 1.0) < POSITION_BIAS_P:
-            line += " **The judge is position-biased: its side-by-side verdicts say nothing about the answers.**"
+            line += (
+                " **The judge is position-biased: its side-by-side verdicts say nothing about the answers.**"
+            )
         lines += [line, ""]
     return lines
 

@@ -2,7 +2,7 @@
 
 One record per question, written by the runner as each question finishes::
 
-    {"id", "question", "gold", "type", "level", "supporting_titles",
+    {"id", "question", "gold", "aliases", "type", "level", "supporting_titles",
      "systems": {"aisearch": {...}, "rag": {...}, "closed_book": {...}},
      "judge": {"aisearch": {"correctness", "faithfulness"}, ..., "pairwise": {"aisearch_vs_rag": "win"}}}
 
@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evals.chain_summary import chain_breaks, chain_kind
 from evals.judge import a_first
 from evals.metrics import citation_scores, cover, exact_match, title_recall, token_f1, win_tie_lose
 from evals.qa_data import split_of
@@ -156,9 +157,10 @@ def record_metrics(record: Mapping[str, Any], system: str) -> dict[str, float | 
     sentences = [s for s in output.get("sentences") or [] if isinstance(s, dict)]
     cites = bool(sentences or citations)
 
+    golds = [gold, *(alias for alias in record.get("aliases") or [] if alias)]  # the best match counts
     metrics: dict[str, float | None] = {
-        "em": 0.0 if errored else exact_match(short, gold),
-        "f1": 0.0 if errored else token_f1(short, gold),
+        "em": 0.0 if errored else max(exact_match(short, g) for g in golds),
+        "f1": 0.0 if errored else max(token_f1(short, g) for g in golds),
         "cover": 0.0 if errored else cover(f"{short} {prediction}", gold),
         "evidence_title_recall": (
             title_recall(gold_titles, [e.get("title") or "" for e in evidence]) if gold_titles else None
@@ -487,6 +489,8 @@ def summarise(
     # By question type and by split (tuning / held out): every system's EM/F1, and aisearch's NWR.
     summary["by_type"] = _by_question(records, scored, names, lambda r: str(r.get("type") or "unknown"))
     summary["by_split"] = _by_question(records, scored, names, lambda r: split_of(str(r.get("id", ""))))
+    summary["by_chain"] = _grouped(records, scored, chain_kind)
+    summary["chain_breaks"] = chain_breaks(records)
 
     # By route (the Master's choice for aisearch), by strategy and by what decided the route, with
     # rag on the same questions for reference.

@@ -46,3 +46,29 @@ def test_the_summary_reports_the_tuning_and_held_out_parts_side_by_side() -> Non
     assert set(parts) == expected
     assert sum(entry["aisearch"]["n"] for entry in parts.values()) == len(ids)
     assert all(entry["aisearch"]["em"] == 1.0 and entry["rag"]["em"] == 0.0 for entry in parts.values())
+
+
+def test_aliases_count_and_chains_say_where_they_broke() -> None:
+    def record(qid: str, short: str, chain: list[dict]) -> dict:
+        return {
+            "id": qid, "question": "?", "gold": "Hewlett Packard", "aliases": ["Hewlett-Packard"],
+            "type": "2hop", "supporting_titles": ["Dell", "Compaq"],
+            "systems": {"aisearch": {"prediction": short, "short": short, "chain": chain},
+                        "rag": {"prediction": "Compaq", "short": "Compaq"}},
+        }  # fmt: skip
+
+    hop = {"question": "Which company led PC sales in 1994?", "answer": "Compaq", "status": "answered"}
+    records = [
+        record("a", "Hewlett-Packard", [hop | {"titles": ["Dell"]}, hop | {"titles": ["Compaq"]}]),
+        record("b", "Compaq", [hop | {"titles": ["Apple"]}, hop | {"titles": ["Compaq"]}]),
+        record("c", "", [hop | {"titles": ["Dell"]}, hop | {"titles": ["Compaq"], "status": "unanswered"}]),
+        record("d", "Dell", []),
+    ]
+    summary = summarise(records)
+
+    assert summary["systems"]["aisearch"]["em"] == 0.25, "an alias is an exact match"
+    breaks = summary["chain_breaks"]
+    assert (breaks["chains"], breaks["chains_right"]) == (3, 1)
+    assert breaks["breaks"] == {"retrieval at hop 1": 1, "reading at hop 2 (unknown)": 1}
+    assert breaks["hops"]["2"] == {"reached": 3, "retrieved": 3, "answered": 2}
+    assert set(summary["by_chain"]) == {"chain complete", "chain broken", "no chain"}
