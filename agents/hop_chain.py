@@ -132,6 +132,13 @@ async def read_hop(run: Run, question: str, passages: list[Evidence]) -> str:
     return clean_hop_answer(strip_thinking(decode_entities(message_text(reply))))
 
 
+def restates(answer: str, questions: list[str]) -> bool:
+    """Whether ``answer`` only repeats what the questions already name ("Bansaan" for "Which island
+    is Bansaan on?"): an answer brings something the question does not say."""
+    words = terms(answer)
+    return bool(words) and words <= set().union(*(terms(question) for question in questions))
+
+
 def start_chain(steps: list[str]) -> list[HopRecord]:
     """The hops of a new chain, none searched yet."""
     return [HopRecord(step=step, query="", answer="", task_id="", status="pending") for step in steps]
@@ -176,6 +183,9 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
         log.warning("reading hop %d failed (%s); the Writer reads what was found", index + 1, problem)
         answer = UNKNOWN
         update["missing"] = [f"hop {index + 1}: {query} ({problem})"]
+    if answer != UNKNOWN and restates(answer, [query, state["query"]]):
+        log.info("hop %d answered %r, which its question already names: no answer", index + 1, answer)
+        answer = UNKNOWN
     status = "unanswered" if answer == UNKNOWN else "answered"
     hops[index] |= {
         "query": query,

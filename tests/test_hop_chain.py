@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from agents.chain_answer import clean_hop_answer
-from agents.hop_chain import is_chain, parse_steps, resolve
+from agents.hop_chain import is_chain, parse_steps, resolve, restates
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import DECOMPOSE, WRITER
 from tests.test_strategies import searched
@@ -50,6 +50,12 @@ def test_only_linked_questions_within_the_budget_make_a_chain() -> None:
     assert not is_chain(["q"], "q", max_hops=4)
     restated = "Who is the child of the person who issued the Tamworth manifesto?"
     assert not is_chain([restated, "Who is the parent of #1?"], restated, max_hops=4), "the question restated"
+
+
+def test_an_answer_that_repeats_the_question_is_no_answer() -> None:
+    question = "The territory containing Bansaan Island is located at which island?"
+    assert restates("Bansaan", ["Which island is located at Bohol Island?", question])
+    assert not restates("Panglao Island", ["Which island is located at Bohol Island?", question])
 
 
 def test_a_reply_that_says_it_does_not_know_is_unknown() -> None:
