@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 def _command(args: argparse.Namespace, categories: tuple[str, ...]) -> str:
     """The command line that reproduces (or resumes) this run."""
     words = ["aisearch", "eval", "bfcl", "--role", args.role, "--split", args.split]
+    words += ["--mode", args.mode] if args.mode != "fc" else []
     for category in categories if categories != DEFAULT_CATEGORIES else ():
         words += ["--category", category]
     for flag in ("model", "base_url", "n", "data_dir", "run"):
@@ -61,6 +62,7 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
         base_url=role.base_url,
         categories=categories,
         split=args.split,
+        mode=args.mode,
         n=args.n,
         timeout_s=args.timeout or role.timeout_s,
         command=_command(args, categories),
@@ -129,6 +131,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     bfcl.add_argument(
         "--split", choices=SPLITS, default="test", help="which part of each category (default test)"
+    )
+    bfcl.add_argument(
+        "--mode",
+        choices=("fc", "prompt"),
+        default="fc",
+        help="fc: the functions as OpenAI tools (default); prompt: BFCL's prompting mode, the functions "
+        "in the system prompt and the calls written as [f(a=1)]",
     )
     bfcl.add_argument("--n", type=int, help="the first N tasks of each category in the split (default all)")
     bfcl.add_argument("--timeout", type=float, help="seconds per task (default: the role's timeout)")

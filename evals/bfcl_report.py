@@ -70,6 +70,7 @@ def markdown(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
         f"- **command**: `{config.get('command', '')}`",
         f"- **date**: {config.get('date', '')}",
         f"- **role / model**: {config.get('role')} / `{config.get('model')}` at {config.get('base_url')}",
+        f"- **mode**: {config.get('mode', 'fc')}",
         f"- **data**: {config.get('data')}, split **{config.get('split')}**, "
         f"{config.get('n') or 'all'} per category",
         f"- **machine**: {machine.get('cpus')} CPUs, load {machine.get('load_average')}",

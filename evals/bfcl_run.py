@@ -1,8 +1,13 @@
 """``aisearch eval bfcl``: one configured model's tool calls on BFCL's single-turn tasks.
 
-Each task is one step: the question's messages, with a short system prompt (the persona and task of
-BFCL's own prompts) and the task's functions as OpenAI ``tools`` (``tool_choice="auto"``), go to the
-chat model once; its ``tool_calls``, or the calls written in its text, are scored by BFCL's checker
+Each task is one step: the question's messages go to the chat model once, in one of BFCL's two modes:
+
+* ``fc`` (function calling, the default): a short system prompt (the persona and task of BFCL's own
+  prompts) and the task's functions as OpenAI ``tools`` (``tool_choice="auto"``);
+* ``prompt``: BFCL's default prompting-mode system prompt, with the functions as JSON in it and the
+  calls asked for as ``[func(a=1), ...]``; no ``tools`` are sent.
+
+The reply's ``tool_calls``, or the calls written in its text, are scored by BFCL's checker
 (:mod:`evals.bfcl_score`). The step's wall time is its latency. An endpoint error or a timeout is
 recorded as that task's failure (scored wrong) and the run goes on.
 
@@ -43,6 +48,14 @@ SYSTEM_PROMPT = (
     "achieve the purpose. If none of the functions can be used, point it out. If the given question "
     "lacks the parameters required by the function, also point it out."
 )  # BFCL's own persona and task (constants/default_prompts.py, "classic")
+PROMPT_MODE_SYSTEM = (
+    f"{SYSTEM_PROMPT}\nYou should only return the function calls in your response.\n\n"
+    "If you decide to invoke any of the function(s), you MUST put it in the format of "
+    "[func_name1(params_name1=params_value1, params_name2=params_value2...), func_name2(params)]\n"
+    "You SHOULD NOT include any other text in the response.\n\n"
+    "Here is a list of functions in JSON format that you can invoke.\n{functions}\n"
+)  # BFCL's default prompting-mode system prompt (its _DEFAULT_SYSTEM_PROMPT, single-turn)
+MODES: tuple[str, ...] = ("fc", "prompt")
 
 
 @dataclass
@@ -54,6 +67,7 @@ class BfclOptions:
     base_url: str = ""
     categories: tuple[str, ...] = DEFAULT_CATEGORIES
     split: str = "all"
+    mode: str = "fc"
     n: int | None = None
     timeout_s: float = 180.0
     data: str = f"{BFCL_PACKAGE}=={BFCL_VERSION}"
@@ -71,18 +85,24 @@ def default_run_dir(options: BfclOptions) -> Path:
     resumes the same run."""
     parts = [f"bfcl-{time.strftime('%Y-%m-%d')}", options.role, _slug(Path(options.model).stem)]
     parts += [options.split, f"n{options.n if options.n is not None else 'all'}"]
+    if options.mode != "fc":
+        parts.append(options.mode)
     if tuple(options.categories) != DEFAULT_CATEGORIES:
         parts.append(_slug("+".join(options.categories)))
     return RESULTS_DIR / "-".join(parts)
 
 
-def messages_for(task: BfclTask) -> list[dict[str, Any]]:
-    """The chat messages of a task: the system prompt first (merged into the task's own, if any)."""
+def messages_for(task: BfclTask, mode: str = "fc") -> list[dict[str, Any]]:
+    """The chat messages of a task: the mode's system prompt first (merged into the task's own, if any)."""
+    if mode == "prompt":
+        system = PROMPT_MODE_SYSTEM.format(functions=json.dumps(task.functions, indent=4))
+    else:
+        system = SYSTEM_PROMPT
     messages = [dict(m) for m in task.messages]
     if messages and messages[0].get("role") == "system":
-        messages[0]["content"] = f"{SYSTEM_PROMPT}\n\n{messages[0].get('content', '')}"
+        messages[0]["content"] = f"{system}\n\n{messages[0].get('content', '')}"
         return messages
-    return [{"role": "system", "content": SYSTEM_PROMPT}, *messages]
+    return [{"role": "system", "content": system}, *messages]
 
 
 def _text(message: Any) -> str:
@@ -90,14 +110,21 @@ def _text(message: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content, default=str)
 
 
-async def run_task(model: BaseChatModel, task: BfclTask, scorer: Scorer, timeout_s: float) -> dict[str, Any]:
+async def run_task(
+    model: BaseChatModel, task: BfclTask, scorer: Scorer, timeout_s: float, mode: str = "fc"
+) -> dict[str, Any]:
     """One task end to end: ask, read the calls, score; an endpoint failure becomes the record's ``failure``."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
     tools = ToolSet(task.functions)
     record: dict[str, Any] = {"id": task.id, "category": task.category, "split": split_of(task.id)}
-    bound = model.bind(tools=tools.tools, tool_choice="auto", stream=False)
+    if mode == "fc":
+        bound = model.bind(tools=tools.tools, tool_choice="auto", stream=False)
+    else:
+        bound = model.bind(stream=False)
     started = time.perf_counter()
     try:
-        message = await asyncio.wait_for(bound.ainvoke(messages_for(task)), timeout_s)
+        message = await asyncio.wait_for(bound.ainvoke(messages_for(task, mode)), timeout_s)
     except TimeoutError:
         message, failure = None, f"timeout after {timeout_s:g} s"
     except Exception as exc:  # noqa: BLE001 - one task's failure is data, the run goes on
@@ -139,7 +166,7 @@ async def run_bfcl(
 
     run_dir = Path(options.run_dir or default_run_dir(options))
     run_dir.mkdir(parents=True, exist_ok=True)
-    check_resume(run_dir, options, keys=("role", "model", "base_url", "split", "data"))
+    check_resume(run_dir, options, keys=("role", "model", "base_url", "split", "mode", "data"))
     config = {**json.loads(json.dumps(asdict(options), default=str)), "run_dir": str(run_dir)}
     (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     records_path = run_dir / RECORDS
@@ -148,7 +175,7 @@ async def run_bfcl(
     log.info("%d tasks, %d already done, %d to run", len(tasks), len(tasks) - len(todo), len(todo))
     bar = tqdm(total=len(todo), desc="bfcl", unit="task", file=sys.stderr, disable=not show_progress)
     for task in todo:
-        record = await run_task(model, task, scorer, options.timeout_s)
+        record = await run_task(model, task, scorer, options.timeout_s, options.mode)
         with open(records_path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, default=str) + "\n")
         bar.update(1)

@@ -208,3 +208,16 @@ def test_cli_runs_against_an_openai_compatible_endpoint(tmp_path: Path) -> None:
     body = server.bodies[0]
     assert body["tool_choice"] == "auto" and body["tools"][0]["function"]["name"] == "geometry_triangle_area"
     assert body["messages"][0]["role"] == "system"
+
+
+def test_prompt_mode_sends_bfcls_prompt_and_no_tools(tmp_path: Path, bfcl_root: Path) -> None:  # noqa: F811
+    tasks = load_tasks(FIXTURE_DATA, ("simple_python",), "all", n=1)
+    model = ToolCallingModel(script=[("triangle", "[geometry.triangle_area(base=10, height=5)]")], seen=[])
+    summary = run(options(tmp_path, mode="prompt"), model, tasks, Scorer(bfcl_root))
+    assert summary["correct"] == 1 and summary["sources"] == {"text": 1}
+    seen = model.seen[0]
+    assert "tools" not in seen and "tool_choice" not in seen
+    system = seen["messages"][0].content
+    assert "[func_name1(params_name1=params_value1" in system and '"geometry.triangle_area"' in system
+    with pytest.raises(ValueError, match="mode"):
+        run(options(tmp_path), model, tasks, Scorer(bfcl_root))  # the same run in another mode
