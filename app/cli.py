@@ -25,6 +25,7 @@ from rich.progress import (
 )
 
 from app.bench_cli import register as register_bench
+from app.bfcl_cli import register as register_bfcl
 from app.commands import run_settings
 from app.docs_cli import register as register_docs
 from app.docs_cli import use_docs_server
@@ -242,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_index(sub)
     register_docs(sub)
     register_eval(sub)
+    register_bfcl(sub)
     register_bench(sub)
     register_tools(sub)
     register_tools_config(sub)

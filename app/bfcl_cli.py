@@ -1,0 +1,153 @@
+"""``aisearch eval bfcl``: how well a configured model role calls tools, on BFCL's single-turn tasks."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+from app.commands import Handler, command_group, echo, guarded
+from evals.bfcl_data import DEFAULT_CATEGORIES, SPLITS, is_relevance
+from evals.bfcl_fetch import BfclDataError
+from models.config import ROLES, ConfigError
+
+log = logging.getLogger(__name__)
+
+
+def _command(args: argparse.Namespace, categories: tuple[str, ...]) -> str:
+    """The command line that reproduces (or resumes) this run."""
+    words = ["aisearch", "eval", "bfcl", "--role", args.role, "--split", args.split]
+    words += ["--mode", args.mode] if args.mode != "fc" else []
+    for category in categories if categories != DEFAULT_CATEGORIES else ():
+        words += ["--category", category]
+    for flag in ("model", "base_url", "n", "data_dir", "run"):
+        if getattr(args, flag) is not None:
+            words += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    return shlex.join(words)
+
+
+def cmd_bfcl(args: argparse.Namespace) -> int:
+    """Run the chosen BFCL categories through one role's model and print the report."""
+    from evals.bfcl_data import load_tasks
+    from evals.bfcl_fetch import data_dir, ensure_bfcl
+    from evals.bfcl_run import BfclOptions, default_run_dir, run_bfcl
+    from evals.bfcl_score import Scorer
+    from evals.qa_runner import RESULTS_DIR
+    from models.config import load_model_settings
+    from models.factory import build_chat_model
+
+    categories = tuple(dict.fromkeys(args.category or DEFAULT_CATEGORIES))
+    if args.n is not None and args.n < 1:
+        raise ValueError("--n takes a positive number of tasks per category")
+    needs_checker = not all(is_relevance(c) for c in categories)
+    root = ensure_bfcl() if args.data_dir is None or needs_checker else None  # fail fast, before the model
+    data = Path(args.data_dir).expanduser() if args.data_dir else data_dir(root)  # type: ignore[arg-type]
+    tasks = load_tasks(data, categories, args.split, args.n)
+    if not tasks:
+        raise BfclDataError(f"no tasks in split {args.split!r} of {', '.join(categories)}")
+
+    settings = load_model_settings(args.config)
+    overrides = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
+    if overrides:
+        settings.roles[args.role] = settings.role(args.role).model_copy(update=overrides)
+    role = settings.role(args.role)
+    options = BfclOptions(
+        role=args.role,
+        model=role.model,
+        base_url=role.base_url,
+        categories=categories,
+        split=args.split,
+        mode=args.mode,
+        n=args.n,
+        timeout_s=args.timeout or role.timeout_s,
+        command=_command(args, categories),
+    )
+    if args.data_dir:
+        options.data = str(data.resolve())
+    if args.run:
+        options.run_dir = Path(args.run).expanduser() if "/" in args.run else RESULTS_DIR / args.run
+    else:
+        options.run_dir = default_run_dir(options)
+    if args.fresh and options.run_dir.exists():
+        shutil.rmtree(options.run_dir)
+    model = build_chat_model(args.role, settings)
+
+    async def go() -> dict[str, Any]:
+        return await run_bfcl(options, model, tasks, Scorer(root), show_progress=not args.quiet)
+
+    summary = asyncio.run(go())
+    if args.json:
+        echo(json.dumps(summary, indent=2, default=str))
+    else:
+        echo((options.run_dir / "report.md").read_text(encoding="utf-8").rstrip())
+        echo(f"results: {options.run_dir}", err=True)
+    return 0
+
+
+def _guard(command: Handler) -> Handler:
+    """The expected failures (no data, a bad option, no model endpoint) as one-line errors, exit 2."""
+    from models.factory import ModelUnavailableError
+    from models.local_server import LocalServerError
+
+    errors = (
+        BfclDataError,
+        ConfigError,
+        ValueError,
+        FileNotFoundError,
+        ModelUnavailableError,
+        LocalServerError,
+    )
+    return guarded(command, errors, code=2)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``aisearch eval bfcl``."""
+    group = command_group(subparsers, "eval", "evaluations", "eval_command")
+    bfcl = group.add_parser(
+        "bfcl",
+        help="tool-call accuracy and per-step latency of a model role on BFCL's single-turn tasks",
+        description="Give one role's model (the executor by default) each BFCL task's functions as "
+        "OpenAI tools, read its tool calls (or the calls it wrote as text) and score them with BFCL's "
+        "own AST checker (irrelevance: right only without a call). Every category is split by a "
+        "salted hash of the task id into train/dev/test (60/20/20); tune on train/dev only. BFCL "
+        "(bfcl-eval on PyPI, pinned) is fetched once into ~/.cache/aisearch/bfcl. Writes "
+        "evals/results/<run>/ (bfcl.jsonl, summary.json, report.md); a stopped run resumes.",
+    )
+    bfcl.add_argument("--role", choices=ROLES, default="executor", help="the role whose model is measured")
+    bfcl.add_argument("--model", help="the model name (default: the role's configured model)")
+    bfcl.add_argument(
+        "--base-url",
+        help="an OpenAI-compatible endpoint (default: the role's; key in AISEARCH_<ROLE>_API_KEY)",
+    )
+    bfcl.add_argument(
+        "--category",
+        action="append",
+        help="a single-turn BFCL category, repeatable (default: " + ", ".join(DEFAULT_CATEGORIES) + ")",
+    )
+    bfcl.add_argument(
+        "--split", choices=SPLITS, default="test", help="which part of each category (default test)"
+    )
+    bfcl.add_argument(
+        "--mode",
+        choices=("fc", "prompt"),
+        default="fc",
+        help="fc: the functions as OpenAI tools (default); prompt: BFCL's prompting mode, the functions "
+        "in the system prompt and the calls written as [f(a=1)]",
+    )
+    bfcl.add_argument("--n", type=int, help="the first N tasks of each category in the split (default all)")
+    bfcl.add_argument("--timeout", type=float, help="seconds per task (default: the role's timeout)")
+    bfcl.add_argument(
+        "--data-dir", help="a folder of BFCL-format files to read instead of the pinned release"
+    )
+    bfcl.add_argument(
+        "--run", help="run name under evals/results (or a path); default from date, role, model"
+    )
+    bfcl.add_argument("--fresh", action="store_true", help="start the run over instead of resuming it")
+    bfcl.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    bfcl.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    bfcl.set_defaults(func=_guard(cmd_bfcl))

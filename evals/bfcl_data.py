@@ -1,0 +1,154 @@
+"""BFCL's single-turn tasks: read from the data folder, split by id into train / dev / test.
+
+A category's questions are ``<data>/BFCL_v4_<category>.json`` (one JSON object a line: ``id``,
+``question`` as a list of turns of chat messages, ``function`` as BFCL function docs) and its
+possible answers ``<data>/possible_answer/BFCL_v4_<category>.json`` (``id``, ``ground_truth``).
+Relevance categories (``irrelevance``, ``live_irrelevance``, ``live_relevance``) have no answers:
+only whether the model calls a function counts.
+
+The split is fixed by a salted sha256 of each task's id (ids name their category, so every
+category is split on its own): 60 % train, 20 % dev, 20 % test. The test part is never used to
+train, select checkpoints or tune prompts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from evals.bfcl_fetch import BfclDataError
+
+log = logging.getLogger(__name__)
+
+Split = Literal["train", "dev", "test"]
+SPLITS: tuple[str, ...] = ("train", "dev", "test", "all")
+SPLIT_SALT = "aisearch-bfcl-split:v1:"
+TRAIN_SHARE, DEV_SHARE = 6, 2  # out of 10; the rest (2) is test
+
+DEFAULT_CATEGORIES: tuple[str, ...] = (
+    "simple_python",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+)
+NOT_SINGLE_TURN = ("multi_turn", "memory", "web_search", "format_sensitivity")
+FILE_PREFIX = "BFCL_v4_"
+
+
+@dataclass(frozen=True)
+class BfclTask:
+    """One single-turn BFCL task."""
+
+    id: str
+    category: str
+    messages: list[dict[str, Any]]
+    functions: list[dict[str, Any]]
+    answer: list[dict[str, Any]] | None = field(default=None)
+
+    @property
+    def relevance_only(self) -> bool:
+        """Scored on whether a call was made at all (the (ir)relevance categories)."""
+        return is_relevance(self.category)
+
+
+def is_relevance(category: str) -> bool:
+    """Whether a category is scored by call or no call (``irrelevance``, ``live_relevance``, ...)."""
+    return "relevance" in category
+
+
+def wants_call(category: str) -> bool:
+    """For a relevance category: whether the right answer is a call (relevance) or none (irrelevance)."""
+    return "irrelevance" not in category
+
+
+def split_of(task_id: str) -> Split:
+    """The part a task belongs to, fixed by its id."""
+    digest = hashlib.sha256(f"{SPLIT_SALT}{task_id}".encode()).digest()
+    bucket = int.from_bytes(digest[:8], "big") % 10
+    if bucket < TRAIN_SHARE:
+        return "train"
+    return "dev" if bucket < TRAIN_SHARE + DEV_SHARE else "test"
+
+
+def available_categories(data: Path) -> list[str]:
+    """The single-turn categories whose question file is in ``data``."""
+    names = sorted(p.name[len(FILE_PREFIX) : -len(".json")] for p in data.glob(f"{FILE_PREFIX}*.json"))
+    return [name for name in names if not name.startswith(NOT_SINGLE_TURN)]
+
+
+def _read_lines(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise BfclDataError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+            if not isinstance(row, dict) or "id" not in row:
+                raise BfclDataError(f"{path}:{number}: each line needs an object with an 'id'")
+            rows.append(row)
+    return rows
+
+
+def load_category(data: Path, category: str) -> list[BfclTask]:
+    """Every task of one category, in file order.
+
+    Raises:
+        BfclDataError: On a category that is not single-turn or not in ``data``, or malformed files.
+    """
+    if category.startswith(NOT_SINGLE_TURN):
+        raise BfclDataError(
+            f"category {category!r} is not single-turn; choose from {available_categories(data)}"
+        )
+    path = data / f"{FILE_PREFIX}{category}.json"
+    if not path.is_file():
+        raise BfclDataError(
+            f"no BFCL category {category!r} in {data}; choose from {available_categories(data)}"
+        )
+    answers: dict[str, list[dict[str, Any]]] = {}
+    if not is_relevance(category):
+        answer_path = data / "possible_answer" / path.name
+        if not answer_path.is_file():
+            raise BfclDataError(f"no possible answers for {category!r} at {answer_path}")
+        answers = {str(row["id"]): row["ground_truth"] for row in _read_lines(answer_path)}
+    tasks = []
+    for row in _read_lines(path):
+        task_id = str(row["id"])
+        turns = row.get("question") or [[]]
+        if not is_relevance(category) and task_id not in answers:
+            raise BfclDataError(f"{path}: task {task_id} has no possible answer")
+        tasks.append(
+            BfclTask(
+                id=task_id,
+                category=category,
+                messages=list(turns[0]),  # single-turn: the first (only) turn
+                functions=list(row.get("function") or []),
+                answer=answers.get(task_id),
+            )
+        )
+    return tasks
+
+
+def load_tasks(
+    data: Path, categories: tuple[str, ...] = DEFAULT_CATEGORIES, split: str = "all", n: int | None = None
+) -> list[BfclTask]:
+    """The tasks of ``categories`` in ``split``, the first ``n`` of each category (file order).
+
+    Raises:
+        BfclDataError: On an unknown split or category, or malformed files.
+    """
+    if split not in SPLITS:
+        raise BfclDataError(f"unknown split {split!r} (choose from {', '.join(SPLITS)})")
+    selected: list[BfclTask] = []
+    for category in categories:
+        tasks = [t for t in load_category(data, category) if split == "all" or split_of(t.id) == split]
+        selected += tasks[:n] if n is not None else tasks
+    log.info("%d BFCL tasks (%s, split %s, n %s)", len(selected), ",".join(categories), split, n)
+    return selected
