@@ -4,7 +4,8 @@
 START → master ─┬─ writer_only ───────────────────────────────────────→ writer → END
                 ├─ executor ─→ select_tools ─┬─ direct_search ───────────────────→ writer
                 │  (a search tool: the SRSA  ├─ parallel_search ⇉ search_branch ⇉ writer
-                │   strategy)                └─ serial_search ⇄ next_hop ──────→ writer
+                │   strategy)                └─ split_question ─┬─ hop ⟲ (a chain, hop by hop) → writer
+                │                                                └─ serial_search ⇄ next_hop → writer
                 ├─ executor ─→ select_tools ─→ dispatch ⇉ execute_task ⇉ review ─┬→ dispatch
                 └─ planner ──→ select_tools ─→ plan ─→ dispatch                    ├→ plan (re-plan / augment)
                                                                                    └→ writer
