@@ -36,8 +36,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from core.config_files import validation_line
 from models.config import ConfigError, ModelSettings, default_config_path, model_values, read_config
+from models.config_files import validation_line
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 SQLITE_HEADER = b"SQLite format 3\x00"

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.config_files import read_config_text, validation_line
+from models.config_files import read_config_text, validation_line
 
 Role = Literal["master", "planner", "executor", "writer"]
 ROLES: tuple[Role, ...] = ("master", "planner", "executor", "writer")

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from core.config_files import read_config_text
+from models.config_files import read_config_text
 from tools.registry import BUNDLED_SETTINGS, ServerConfigError, normalize_entry
 
 BUNDLED_NAMES = tuple(BUNDLED_SETTINGS)  # python, clock, docsearch

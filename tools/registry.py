@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.config_files import read_config_text, validation_line
+from models.config_files import read_config_text, validation_line
 
 BUNDLED_SERVERS: dict[str, str] = {
     "python": "tools.servers.python_server",

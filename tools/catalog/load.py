@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from core.config_files import read_config_text
+from models.config_files import read_config_text
 from tools.catalog.model import Catalog, CatalogServer, CatalogTool
 from tools.registry import BUNDLED_SERVERS, DOCSEARCH_MODULE, bundled_connections
 
