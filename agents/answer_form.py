@@ -9,27 +9,12 @@ contextual queries, seed 002, are judged on informativeness, completeness and ac
 
 The rules were read off the project's dev sets: they mark all 182 of SRSA's contextual queries
 open and none of the 300 HotpotQA dev questions (``tests/test_answer_form.py`` keeps examples).
+The patterns live in ``tools/question_forms.py`` with the other question forms.
 """
 
 from __future__ import annotations
 
-import re
-
-OPEN_WORDS = re.compile(
-    r"\b(tips?|advice|advise|recommend\w*|suggest\w*|should (i|we)|how (can|could|do|should|would) "
-    r"(i|we|one|you)|how can (consumers|people|users|travell?ers)|what are (some|the best|good)|"
-    r"pros and cons|strateg(y|ies)|ideas|best ways?|ways to|better(?!\s+known)|more suitable|report|"
-    r"analy[sz]e|differences)\b",
-    re.IGNORECASE,
-)
-ASKER = re.compile(
-    r"\b(I|I'm|I've|I'd|[Mm]y|me|[Ww]e|[Oo]ur)\s+[a-z]"
-)  # not "I Love Lucy", "My Cousin Rachel"
-TASK = re.compile(
-    r"(^|[.?!]\s+)(please\s+)?(analy[sz]e|research|investigate|write|tell me|explain|compare|describe|"
-    r"discuss|summari[sz]e|list|give me|help me|why)\b",
-    re.IGNORECASE,
-)
+from tools.question_forms import ASKER, OPEN_WORDS, TASK
 
 
 def is_open_question(query: str) -> bool:

@@ -33,30 +33,11 @@ from agents.short_answer import short_of
 from core.state import Evidence
 from models.structured import message_text, strip_thinking
 from prompts import render
+from tools.question_forms import ASKS_WHICH, EARLIER, HOW_MUCH, LATER, LESS, MORE, MORE_RECENTLY, PLACE
 
 log = logging.getLogger(__name__)
 
 Form = Literal["earlier", "later", "more", "less", "choice", "both"]
-EARLIER = re.compile(r"\b(first|older|oldest|earlier|earliest|elder|eldest)\b", re.IGNORECASE)
-LATER = re.compile(r"\b(younger|youngest|recent|recently|later|latest|newer|newest|last)\b", re.IGNORECASE)
-MORE = re.compile(
-    r"\b(more|most|larger|largest|bigger|biggest|taller|tallest|higher|highest|longer|longest|"
-    r"greater|greatest|heavier|heaviest|wider|widest|deeper|deepest)\b",
-    re.IGNORECASE,
-)
-LESS = re.compile(
-    r"\b(less|least|fewer|fewest|smaller|smallest|shorter|shortest|lower|lowest|lighter|lightest|"
-    r"narrower|narrowest|shallower|shallowest)\b",
-    re.IGNORECASE,
-)
-ASKS_WHICH = re.compile(  # "Between A and B, who is older?", "Who was born first of A and B"
-    r"^\s*between\b|\b(who|which)\s+(\w+\s+)?(is|was|were|are|has|had)\s+(born\s+)?(the\s+)?"
-    r"(first|older|younger|earlier|later|more|less|fewer|larger|smaller|taller|longer|bigger)\b",
-    re.IGNORECASE,
-)
-HOW_MUCH = re.compile(r"\bhow (many|much)\b", re.IGNORECASE)
-MORE_RECENTLY = re.compile(r"\b(more|most)\s+(?=recent)", re.IGNORECASE)
-PLACE = re.compile(r"\b(north|south|east|west|closer|nearer|further|farther)\w*\b", re.IGNORECASE)
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 OPENING = re.compile(r"^(.{2,90}?)\s+(?:\(|is\b|was\b|are\b|were\b)")
 HONORIFICS = re.compile(r"^((sir|dame|dr|prof|professor|mr|mrs|ms|lord|lady|saint|st)\.?\s+)+", re.IGNORECASE)

@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import re
 
+from tools.question_forms import COMPARISON_FORM
+
 CONNECTORS = frozenset("of the de del der la le von van da di du y and & v. vs. for in on at a an 's".split())
 QUESTION_WORDS = frozenset(
     "which who whom whose what when where why how is are was were do does did can could has have had "
     "between in".split()
-)
-COMPARISON_FORM = re.compile(
-    r"\b(both|either|neither|same|in common|first|earlier|later|older|younger|elder|more|less|"
-    r"larger|smaller|bigger|longer|shorter|taller|higher|lower|further|closer|most|least)\b",
-    re.IGNORECASE,
 )
 TOKEN = re.compile(r'"[^"]+"|“[^”]+”|[\w][\w.\'’&-]*|[,:;?!()]|\S')
 MAX_FACETS = 4

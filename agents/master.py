@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -45,22 +44,13 @@ from core.text import format_history
 from models.structured import structured_call
 from prompts import render
 from tools.hub import ToolSpec, query_argument
+from tools.question_forms import COMPLEX_HINTS, EXTERNAL_HINTS
 
 log = logging.getLogger(__name__)
 
 ROUTES: dict[str, Route] = {"simple": "writer_only", "moderate": "executor", "complex": "planner"}
 MAX_DOCUMENTS_LINE = 300
 PROBE_K = 3
-COMPLEX_HINTS = re.compile(
-    r"\b(by how many|how many (years|more|times)|compare|compared|versus|vs\.?|difference|older|elder|"
-    r"younger|both|which (is|was) (older|larger|bigger|earlier|taller|longer))\b",
-    re.IGNORECASE,
-)
-EXTERNAL_HINTS = re.compile(
-    r"\b(now|today|tomorrow|yesterday|current|currently|latest|price|weather|time in|date|until|ago|"
-    r"calculate|compute|search|find|how many days)\b|\d+\s*[-+*/^%]\s*\d+|\d+\s*%\s*of",
-    re.IGNORECASE,
-)
 CLARIFY_RULE = (
     '\nclarify: "" unless the question cannot be answered as asked; then one short question for the user '
     '(who "he" or "she" is when there is no conversation, which of several well-known things a name means, '

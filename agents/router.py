@@ -37,21 +37,11 @@ from typing import Protocol
 from agents.facets import comparison_facets
 from agents.route_classifier import Label, RouteGuess
 from core.state import Complexity, DecidedBy, Strategy
+from tools.question_forms import ARITHMETIC, LIVE
+from tools.question_forms import COMPUTED_DIFFERENCE as COMPUTED
 
 log = logging.getLogger(__name__)
 
-COMPUTED = re.compile(
-    r"\b(by how (many|much)|how many (more|fewer|years (apart|older|younger|later|earlier|after|before|"
-    r"between))|how much (more|less|older|younger|longer|shorter|taller|higher|bigger)|"
-    r"difference (between|in))\b",
-    re.IGNORECASE,
-)
-ARITHMETIC = re.compile(r"\d+(\.\d+)?\s*([-+*/^×÷]|\bx\b)\s*\d+|\d+\s*%\s*of|\bsquare root\b|\bfactorial\b")
-LIVE = re.compile(
-    r"\b(now|right now|today|tonight|tomorrow|yesterday|this (week|month|year)|current time|"
-    r"weather|forecast|price|stock|exchange rate)\b",
-    re.IGNORECASE,
-)
 LABELS: dict[Label, tuple[Complexity, Strategy]] = {
     "writer_only": ("simple", "direct"),
     "direct": ("moderate", "direct"),

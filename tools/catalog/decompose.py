@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from models.structured import extract_json
 from prompts import render
+from tools.question_forms import COMPUTED_INTENT, PATH, RELATIVE_TIME, WRITE
 
 if TYPE_CHECKING:
     from models.factory import ChatFn
@@ -22,21 +23,6 @@ Mode = Literal["rules", "llm", "none"]
 MODES: tuple[Mode, ...] = ("rules", "llm", "none")
 MAX_INTENTS = 12
 _SPLIT = re.compile(r"(?<=[.!?])\s+|,\s+|;\s+|\s+and\s+|\bthen\b", re.IGNORECASE)
-_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|year|weekend)"
-_RELATIVE_TIME = re.compile(
-    rf"\b(?:today|tonight|tomorrow|yesterday|now|currently|this {_WEEKDAY}|next {_WEEKDAY}|last {_WEEKDAY}"
-    r"|these days|(?:past|last|next) (?:\d+|few) ?(?:h|hours?|days?|weeks?|months?))\b",
-    re.IGNORECASE,
-)
-_PATH = re.compile(
-    r"(?:^|\s)(?:~|\.{0,2})/[\w.-]+/[\w./-]*|\b\w+\.(?:md|txt|csv|json|docx?|xlsx?|pptx?|pdf)\b"
-)
-_COMPUTED = re.compile(
-    r"\bby how (?:many|much)\b|\bhow (?:many|much) (?:more|fewer|less|older|younger|longer|shorter)\b"
-    r"|\bdifference (?:between|in)\b",
-    re.IGNORECASE,
-)
-_WRITE = re.compile(r"\b(?:save|write|create|export|store|output|generate)\b", re.IGNORECASE)
 IMPLICIT_NEEDS = {
     "time": "get the current date and time",
     "write": "write the result to a file on the local filesystem",
@@ -61,11 +47,11 @@ def implicit_intents(query: str) -> list[str]:
     "last 24 hours"), file access for a path (writing it when the query says save, write, …), and
     a calculation for a computed difference ("by how many years", "how much older")."""
     needs = []
-    if _RELATIVE_TIME.search(query):
+    if RELATIVE_TIME.search(query):
         needs.append(IMPLICIT_NEEDS["time"])
-    if _PATH.search(query):
-        needs.append(IMPLICIT_NEEDS["write" if _WRITE.search(query) else "read"])
-    if _COMPUTED.search(query):
+    if PATH.search(query):
+        needs.append(IMPLICIT_NEEDS["write" if WRITE.search(query) else "read"])
+    if COMPUTED_INTENT.search(query):
         needs.append(IMPLICIT_NEEDS["compute"])
     return needs
 
