@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.focus import focus_passages
+from agents.focus import focus_passages, passage_sentences
 
 LONG = (
     "Mountrail County is a county in the U.S. state of North Dakota. "
@@ -21,6 +21,20 @@ def test_the_sentence_that_holds_the_answer_is_kept() -> None:
     assert cut.startswith("Mountrail County is a county"), "the first sentence names the subject"
     assert "Its county seat is Stanley." in cut
     assert "Joseph Mountraille" not in cut and len(cut) <= 120
+
+
+def test_a_sentence_is_not_cut_after_initials_or_an_abbreviation() -> None:
+    text = (
+        "Neil Patrick Harris is an American actor. He is known for Doogie Howser, M.D. (1989 -- 1993), "
+        "Barney Stinson on How I Met Your Mother and Count Olaf. He was born in Albuquerque, N.M. in 1973. "
+        "St. Louis is not his home."
+    )
+    assert passage_sentences(text) == [
+        "Neil Patrick Harris is an American actor.",
+        "He is known for Doogie Howser, M.D. (1989 -- 1993), Barney Stinson on How I Met Your Mother and Count Olaf.",
+        "He was born in Albuquerque, N.M. in 1973.",
+        "St. Louis is not his home.",
+    ]
 
 
 def test_passages_that_fit_are_read_whole_and_the_budget_is_shared() -> None:
