@@ -13,14 +13,13 @@ train, select checkpoints or tune prompts.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from evals.bfcl_fetch import BfclDataError
+from evals.data_files import id_bucket, json_lines
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +67,7 @@ def wants_call(category: str) -> bool:
 
 def split_of(task_id: str) -> Split:
     """The part a task belongs to, fixed by its id."""
-    digest = hashlib.sha256(f"{SPLIT_SALT}{task_id}".encode()).digest()
-    bucket = int.from_bytes(digest[:8], "big") % 10
+    bucket = id_bucket(SPLIT_SALT, task_id, 10)
     if bucket < TRAIN_SHARE:
         return "train"
     return "dev" if bucket < TRAIN_SHARE + DEV_SHARE else "test"
@@ -83,17 +81,10 @@ def available_categories(data: Path) -> list[str]:
 
 def _read_lines(path: Path) -> list[dict[str, Any]]:
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BfclDataError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict) or "id" not in row:
-                raise BfclDataError(f"{path}:{number}: each line needs an object with an 'id'")
-            rows.append(row)
+    for number, row in json_lines(path, BfclDataError):
+        if not isinstance(row, dict) or "id" not in row:
+            raise BfclDataError(f"{path}:{number}: each line needs an object with an 'id'")
+        rows.append(row)
     return rows
 
 

@@ -15,11 +15,11 @@ whether a change generalises.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 from pathlib import Path
 from typing import Any, Literal
+
+from evals.data_files import id_bucket, json_lines
 
 Split = Literal["tune", "held_out"]
 SPLITS: tuple[str, ...] = ("tune", "held_out", "all")
@@ -43,28 +43,20 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise DatasetError(f"question file not found: {path}")
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-            if isinstance(row, dict) and "question" not in row and "query" in row:
-                row["question"] = row["query"]  # SRSA's contextual queries (CQED) name it ``query``
-            if not isinstance(row, dict) or not str(row.get("question", "")).strip():
-                raise DatasetError(f"{path}:{number}: each line needs a non-empty 'question'")
-            row.setdefault("id", f"q{number}")
-            row["id"] = str(row["id"])
-            rows.append(row)
+    for number, row in json_lines(path, DatasetError):
+        if isinstance(row, dict) and "question" not in row and "query" in row:
+            row["question"] = row["query"]  # SRSA's contextual queries (CQED) name it ``query``
+        if not isinstance(row, dict) or not str(row.get("question", "")).strip():
+            raise DatasetError(f"{path}:{number}: each line needs a non-empty 'question'")
+        row.setdefault("id", f"q{number}")
+        row["id"] = str(row["id"])
+        rows.append(row)
     return rows
 
 
 def split_of(question_id: str) -> Split:
     """The part a question belongs to, fixed by its id: ``held_out`` for about a third."""
-    digest = hashlib.sha256(f"{SPLIT_SALT}{question_id}".encode()).digest()
-    return "held_out" if int.from_bytes(digest[:8], "big") % HELD_OUT_SHARE == 0 else "tune"
+    return "held_out" if id_bucket(SPLIT_SALT, question_id, HELD_OUT_SHARE) == 0 else "tune"
 
 
 def select(
