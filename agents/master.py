@@ -39,6 +39,7 @@ from agents.writer import build_answer
 from core.events import AnswerEvent, RouteEvent, emit
 from core.query import QueryError, prepare_query
 from core.run import Run, RunContext, current_run
+from core.settings import Settings
 from core.state import Assessment, Clarification, Complexity, Route, SearchState, Strategy
 from core.text import format_history
 from models.structured import structured_call
@@ -301,16 +302,18 @@ def probe_note(probe: Probe | None) -> str:
     )
 
 
-def err_towards_evidence(reading: Reading, probe: Probe | None, floor: float) -> Reading:
-    """A factual question the Master would answer from memory is searched when the probe found
-    anything on its topic (similarity at least ``floor``): memory only when retrieval shows
-    nothing relevant. Open questions (advice, plans) keep the Master's choice."""
-    if (
-        route_for(reading) == "writer_only"
-        and probe is not None
-        and probe.similarity >= floor
-        and not is_open_question(reading.resolved_query)
-    ):
+def err_towards_evidence(reading: Reading, probe: Probe | None, settings: Settings) -> Reading:
+    """A question the Master would answer from memory is searched when the documents cover it
+    (``document_probe_similarity``) or, for a factual question, when the probe found anything on
+    its topic (``document_probe_floor``): memory only when retrieval shows nothing relevant. Open
+    questions (advice, plans) below the cover threshold keep the Master's choice."""
+    if route_for(reading) != "writer_only" or probe is None:
+        return reading
+    covered = probe.similarity >= settings.document_probe_similarity
+    on_topic = probe.similarity >= settings.document_probe_floor and not is_open_question(
+        reading.resolved_query
+    )
+    if covered or on_topic:
         reading.complexity, reading.needs_external_info, reading.escalated = "moderate", True, "documents"
         log.info(
             "searching the documents, not memory: %r (%s: %.2f)",
@@ -364,7 +367,7 @@ async def read_query(
         reading = await ground_in_documents(run, reading, query, probe)
         covered = reading.probe is not None and reading.probe.similarity >= threshold
         reading.search_only = covered and not needs_tools(reading.resolved_query)
-        return err_towards_evidence(reading, reading.probe, min(run.settings.document_probe_floor, threshold))
+        return err_towards_evidence(reading, reading.probe, run.settings)
     probe = await probe_documents(run, query) if threshold < 1 else None
     covered = probe is not None and probe.similarity >= threshold
     decision = await asyncio.to_thread(
@@ -387,7 +390,7 @@ async def read_query(
         covered = probe is not None and probe.similarity >= threshold
     reading.probe = probe
     reading.search_only = covered and not needs_tools(reading.resolved_query)
-    return err_towards_evidence(reading, probe, min(run.settings.document_probe_floor, threshold))
+    return err_towards_evidence(reading, probe, run.settings)
 
 
 async def assess(

@@ -82,3 +82,18 @@ async def test_a_factual_question_on_the_documents_topic_is_never_answered_from_
     assert state["assessment"]["probe"]["similarity"] >= settings.document_probe_floor
     assert state["route"] == "executor" and state["assessment"]["escalated"] == "documents"
     assert state["answer"]["citations"], "answered from the documents, not from memory"
+
+
+def test_an_open_question_is_searched_when_the_documents_cover_it_not_merely_touch_it() -> None:
+    from agents.master import Probe, Reading, err_towards_evidence
+
+    open_question = "How should I structure logging in a large Python application?"
+    settings = make_settings()
+
+    def routed(similarity: float) -> str | None:
+        reading = Reading(complexity="simple", resolved_query=open_question)
+        probe = Probe(tool="docsearch.search", similarity=similarity, title="logging")
+        return err_towards_evidence(reading, probe, settings).escalated
+
+    assert routed(settings.document_probe_similarity) == "documents", "covered: searched, open or not"
+    assert routed(settings.document_probe_floor) is None, "only on topic: an open question may use memory"
