@@ -6,8 +6,9 @@ is?" into "1. Which county is Van Hook Township in?" and "2. What is the seat of
 searches its question with the earlier answers written in (``#1`` → "Mountrail County"),
 reads the passages it found (cut to the sentences that matter, ``agents/focus.py``) and answers
 in a few words; the last hop's answer is the answer, and every hop is a cited reason
-(``agents/chain_answer.py``). A hop whose passages do not say stops the chain: the Writer then
-reads everything found so far, with the findings it has.
+(``agents/chain_answer.py``). A hop whose passages do not say stops the chain: the question
+itself is then searched too (a broken chain never leaves the Writer with less than a single
+search of the question would give it), and the Writer reads everything found, with the findings.
 
 A question the model keeps whole (one step) takes the serial strategy's other path (the
 documents the first passages name, ``agents/strategies.py``): title links stay one signal for
@@ -29,8 +30,8 @@ from langgraph.types import Command
 from agents.chain_answer import UNKNOWN, clean_hop_answer
 from agents.focus import focus_passages, terms
 from agents.planner import publish
-from agents.strategies import run_search, search_task, search_tools
-from core.plan import Plan, current_plan
+from agents.strategies import SearchTools, run_search, search_task, search_tools
+from core.plan import Plan, Task, current_plan
 from core.run import Run, RunContext, current_run
 from core.state import Evidence, HopRecord, SearchState, tool_calls_used
 from models.errors import MODEL_ERRORS, describe_model_error
@@ -139,6 +140,22 @@ def restates(answer: str, questions: list[str]) -> bool:
     return bool(words) and words <= set().union(*(terms(question) for question in questions))
 
 
+async def search_whole(
+    run: Run, question: str, tools: SearchTools, tasks: list[Task], update: dict[str, Any]
+) -> dict[str, Any]:
+    """``update`` with a search of the whole question added: the passages the Writer reads when
+    the chain breaks off (a wrong or unreadable hop must not cost what plain retrieval finds)."""
+    task = search_task("q", question, tools, k=run.settings.budgets.search_k, deps=[tasks[-1].id])
+    found = await run_search(run, task, 1)
+    merged = publish(Plan(tasks=[*tasks, task], version=1), "augment")
+    return update | {
+        "plan": merged["plan"],
+        "plan_log": update["plan_log"] + merged["plan_log"],
+        "results": update["results"] | found["results"],
+        "evidence": update["evidence"] | found["evidence"],
+    }
+
+
 def start_chain(steps: list[str]) -> list[HopRecord]:
     """The hops of a new chain, none searched yet."""
     return [HopRecord(step=step, query="", answer="", task_id="", status="pending") for step in steps]
@@ -195,5 +212,7 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
     }
     log.info("hop %d/%d %r -> %r", index + 1, len(hops), query, answer)
     done = status == "unanswered" or index == len(hops) - 1
+    if status == "unanswered":
+        update = await search_whole(run, state["query"], tools, [*tasks, task], update)
     update |= {"hops": hops, "waves": state.get("waves", 0) + 1}
     return Command(goto="writer" if done else "hop", update=update)

@@ -109,6 +109,7 @@ async def test_a_hop_its_passages_do_not_answer_hands_the_findings_to_the_writer
 
     assert path[3:] == ["hop", "hop", "hop", "writer"]
     assert [h["status"] for h in state["hops"]] == ["answered", "answered", "unanswered"]
+    assert searched(state)[-1] == THREE_HOPS, "a broken chain searches the whole question too"
     final = team["writer"].calls[-2].prompt  # the Writer's answer turn (then its explanation)
     assert "Found step by step: Who built the Harrow Point Lighthouse? Miriam Calloway" in final
     assert "Where was Miriam Calloway born? the village of Dunmore" in final
