@@ -180,13 +180,21 @@ async def call_with_backups(
         switch = ToolSwitch(from_tool=current, to_tool=peer, reason=reason, args=mapped, mapped_by=how)
         call.switches.append(switch)
         log.warning("task %s: %s failed (%s); switching to its backup %s", task.id, current, reason, peer)
-        emit(ToolSwitchEvent(event="tool_switch", task_id=task.id, **switch))
+        _announce(ToolSwitchEvent(event="tool_switch", task_id=task.id, **switch))
         call.outcome = await _checked_call(run, peer, mapped)
         call.calls.append(call.outcome)
         current = peer
         if not failure_reason(call.outcome):
             break
     return call
+
+
+def _announce(event: ToolSwitchEvent) -> None:
+    """Emit ``event`` on the graph's stream; outside a graph (``aisearch bench faults``) there is none."""
+    try:
+        emit(event)
+    except RuntimeError:
+        log.debug("no stream to emit %s on", event["event"])
 
 
 async def _checked_call(run: Run, tool: str, args: dict[str, Any]) -> ToolOutcome:

@@ -69,7 +69,7 @@ def build_server(upstream: ClientSession, plan: FaultPlan, hang_s: float) -> Ser
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         fault = plan.draw(name)
         if fault is not None:
-            log.warning("injected fault %s into a call of %s", fault, name)
+            log.info("injected fault %s into a call of %s", fault, name)
         if fault == "fail":
             text = f"injected failure: {name} is unavailable"
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
