@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from agents.evidence import evidence_id, tool_evidence
 from agents.executor_backup import call_with_backups
 from agents.executor_search import run_search_task
+from agents.tool_history import record_task
 from core.events import TaskEndEvent, TaskStartEvent, emit
 from core.plan import REF_PATTERN, Task
 from core.run import Run, RunContext, current_run
@@ -250,6 +251,7 @@ async def execute_task(payload: TaskPayload, runtime: Runtime[RunContext]) -> di
         outcome = await run_tool_task(run, task, payload)
     else:
         outcome = await run_model_task(run, task, payload)
+    await record_task(run, task, payload, outcome)
     status, output, error = outcome.status, outcome.output, outcome.error
     finished = time.time()
     result = TaskResult(

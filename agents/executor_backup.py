@@ -4,7 +4,7 @@ Seed 001 §2 and §3.3.2: a tool that errors, times out or returns an empty or u
 does not fail its task at once. The call is retried per ``budgets.tool_retries`` (errors only: a
 hang would cost another full timeout), then the best-ranked peers of the tool's toolkit
 (``tools/toolkits.py``) whose descriptions are at least ``backup_similarity`` alike are tried in
-turn, at most ``budgets.tool_backups`` of them, each with the
+turn (the better success record first, ``tools/tool_graph.py``, then the more similar), at most ``budgets.tool_backups`` of them, each with the
 arguments mapped through its own schema: by argument name when that fills the peer's schema, else
 written by the executor model and validated against it. Every switch is logged, emitted on the
 event stream and kept in the task's result; the task fails only when every backup failed.
@@ -22,6 +22,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ValidationError
 
+from agents.tool_history import run_history
 from core.events import ToolSwitchEvent, emit
 from core.plan import Task
 from core.run import Run
@@ -30,6 +31,7 @@ from models.structured import StructuredOutputError, structured_call
 from prompts import render
 from tools.hub import ToolOutcome, ToolSpec
 from tools.schema import type_label
+from tools.tool_graph import ranked_backups
 from tools.toolkits import Toolkits, load_toolkits
 
 log = logging.getLogger(__name__)
@@ -162,8 +164,9 @@ async def call_with_backups(
     if not failure_reason(call.outcome) or budgets.tool_backups == 0:
         return call
     toolkits = await run_toolkits(run)
-    peers = toolkits.peers(tool, run.settings.backup_similarity)
-    peers = [peer for peer in peers if peer in hub.specs][: budgets.tool_backups]
+    peers = [peer for peer in toolkits.peers(tool, run.settings.backup_similarity) if peer in hub.specs]
+    counts = await asyncio.to_thread(run_history(run).tool_counts)
+    peers = ranked_backups(peers, toolkits.similarity.get(tool, {}), counts)[: budgets.tool_backups]
     current = tool
     for peer in peers:
         if len(call.calls) >= max_calls:

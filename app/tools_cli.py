@@ -1,5 +1,5 @@
-"""``aisearch tools list|show|index|augment|search|toolkits`` (the MCP catalogue, its index, its
-toolkits of equivalent tools) and
+"""``aisearch tools list|show|index|augment|search|toolkits|graph`` (the MCP catalogue, its index, its
+toolkits of equivalent tools, its dependency graph) and
 ``aisearch eval tool-retrieval`` (servers and tools retrieved for annotated tasks)."""
 
 from __future__ import annotations
@@ -206,6 +206,25 @@ def cmd_toolkits(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_graph(args: argparse.Namespace) -> int:
+    """Export the tool dependency graph (schema edges, learned weights) as JSON and a PNG."""
+    from core.settings import load_settings
+    from tools.catalog.run_catalog import tool_specs
+    from tools.tool_graph import ToolHistory, build_graph, draw_graph, graph_json, history_path
+
+    specs = [spec for server in _catalog(args).servers.values() for spec in tool_specs(server)]
+    graph = build_graph(specs, ToolHistory(history_path(load_settings().db_path)))
+    out = Path(args.out).expanduser()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    json_path, png_path = out.with_suffix(".json"), out.with_suffix(".png")
+    json_path.write_text(json.dumps(graph_json(graph), indent=2, ensure_ascii=False))
+    draw_graph(graph, png_path)
+    learned = sum(1 for _, _, data in graph.edges(data=True) if "history" in data["kinds"])
+    echo(f"{graph.number_of_nodes()} tools, {graph.number_of_edges()} edges ({learned} learned from runs)")
+    echo(f"wrote {json_path} and {png_path}")
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Measure server and tool retrieval on annotated tasks (the JSON contract of issue 12)."""
     from evals.tool_retrieval import (
@@ -301,6 +320,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     toolkits.add_argument("--json", action="store_true")
     toolkits.set_defaults(func=_guard(cmd_toolkits))
+    graph = group.add_parser(
+        "graph", help="the tool dependency graph with learned weights, as JSON and a PNG"
+    )
+    _catalog_args(graph)
+    graph.add_argument(
+        "--out", default="tool-graph", help="output path without suffix (default: ./tool-graph)"
+    )
+    graph.set_defaults(func=_guard(cmd_graph))
 
     evals = command_group(subparsers, "eval", "evaluations", "eval_command")
     tool_eval = evals.add_parser(

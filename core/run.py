@@ -41,6 +41,7 @@ from tools.catalog.run_catalog import run_servers
 from tools.catalog.run_index import DeferredEmbedder, RunIndex
 from tools.hub import ToolHub
 from tools.registry import EAGER_SERVERS, load_connections
+from tools.tool_graph import ToolHistory
 from tools.toolkits import Toolkits
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class Run:
     now: Clock = local_now
     candidates: ToolCandidates | None = None
     toolkits: Toolkits | None = None  # equivalent tools, made on the first failed call
+    history: ToolHistory | None = None  # tool and chain success counts (agents/tool_history.py)
     _cache: dict[Role, BaseChatModel] = field(default_factory=dict, repr=False)
 
     def model(self, role: Role) -> BaseChatModel:
