@@ -1,5 +1,5 @@
-"""``aisearch tools list|show|index|augment|search|toolkits|graph`` (the MCP catalogue, its index, its
-toolkits of equivalent tools, its dependency graph) and
+"""``aisearch tools list|show|index|augment|search`` (the MCP catalogue and its index;
+``toolkits``, ``graph`` and ``refine`` are in ``app/tools_resilience_cli.py``) and
 ``aisearch eval tool-retrieval`` (servers and tools retrieved for annotated tasks)."""
 
 from __future__ import annotations
@@ -180,51 +180,6 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_toolkits(args: argparse.Namespace) -> int:
-    """Group the catalogue's tools into toolkits of equivalent tools (cached per catalogue)."""
-    from core.settings import load_settings
-    from tools.catalog.run_catalog import tool_specs
-    from tools.toolkits import load_toolkits
-
-    settings = load_settings()
-    specs = [spec for server in _catalog(args).servers.values() for spec in tool_specs(server)]
-    chat = None if args.no_model else _chat(0.0, 64)
-    k = settings.toolkit_k if args.k is None else args.k
-    seed = settings.toolkit_seed if args.seed is None else args.seed
-    toolkits, computed = load_toolkits(specs, chat=chat, k=k, seed=seed)
-    if args.json:
-        echo(json.dumps(toolkits.to_json(), indent=2, ensure_ascii=False))
-        return 0
-    how = f"silhouette {toolkits.silhouette}" if toolkits.silhouette is not None else "one group"
-    echo(
-        f"{len(toolkits.groups)} toolkits of {len(specs)} tools (k={toolkits.k}, {how}; {'computed' if computed else 'cached'})"
-    )
-    for number, group in enumerate(toolkits.groups, 1):
-        echo(f"toolkit {number}:")
-        for name in group:
-            echo(f"  {name}  - {toolkits.descriptions.get(name, '')}")
-    return 0
-
-
-def cmd_graph(args: argparse.Namespace) -> int:
-    """Export the tool dependency graph (schema edges, learned weights) as JSON and a PNG."""
-    from core.settings import load_settings
-    from tools.catalog.run_catalog import tool_specs
-    from tools.tool_graph import ToolHistory, build_graph, draw_graph, graph_json, history_path
-
-    specs = [spec for server in _catalog(args).servers.values() for spec in tool_specs(server)]
-    graph = build_graph(specs, ToolHistory(history_path(load_settings().db_path)))
-    out = Path(args.out).expanduser()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    json_path, png_path = out.with_suffix(".json"), out.with_suffix(".png")
-    json_path.write_text(json.dumps(graph_json(graph), indent=2, ensure_ascii=False))
-    draw_graph(graph, png_path)
-    learned = sum(1 for _, _, data in graph.edges(data=True) if "history" in data["kinds"])
-    echo(f"{graph.number_of_nodes()} tools, {graph.number_of_edges()} edges ({learned} learned from runs)")
-    echo(f"wrote {json_path} and {png_path}")
-    return 0
-
-
 def cmd_eval(args: argparse.Namespace) -> int:
     """Measure server and tool retrieval on annotated tasks (the JSON contract of issue 12)."""
     from evals.tool_retrieval import (
@@ -273,6 +228,7 @@ def _catalog_args(parser: argparse.ArgumentParser, *, bundled: bool = True) -> N
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``aisearch tools …`` and ``aisearch eval tool-retrieval``."""
+    from app.tools_resilience_cli import register_resilience
     from tools.catalog.decompose import MODES
 
     group = command_group(subparsers, "tools", "the MCP catalogue and its index", "tools_command")
@@ -305,29 +261,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     search.add_argument("--json", action="store_true")
     search.set_defaults(func=_guard(cmd_search))
-    toolkits = group.add_parser(
-        "toolkits", help="groups of equivalent tools (k-means++ over model-written descriptions; cached)"
-    )
-    _catalog_args(toolkits)
-    toolkits.add_argument(
-        "--k", type=int, help="number of toolkits (default: toolkit_k; 0 chooses by silhouette)"
-    )
-    toolkits.add_argument("--seed", type=int, help="k-means++ seed (default: toolkit_seed)")
-    toolkits.add_argument(
-        "--no-model",
-        action="store_true",
-        help="describe tools by their documents' first lines, no model call",
-    )
-    toolkits.add_argument("--json", action="store_true")
-    toolkits.set_defaults(func=_guard(cmd_toolkits))
-    graph = group.add_parser(
-        "graph", help="the tool dependency graph with learned weights, as JSON and a PNG"
-    )
-    _catalog_args(graph)
-    graph.add_argument(
-        "--out", default="tool-graph", help="output path without suffix (default: ./tool-graph)"
-    )
-    graph.set_defaults(func=_guard(cmd_graph))
+    register_resilience(group)
 
     evals = command_group(subparsers, "eval", "evaluations", "eval_command")
     tool_eval = evals.add_parser(
