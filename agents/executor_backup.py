@@ -15,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +38,8 @@ from tools.toolkits import Toolkits, load_toolkits
 
 log = logging.getLogger(__name__)
 UNREADABLE_SHARE = 0.2  # an output with more control or replacement characters than this is garbage
-_TOOLKITS_LOCK = asyncio.Lock()
+# held in the worker thread (an asyncio lock would be bound to one event loop): one computation at a time
+_TOOLKITS_LOCK = threading.Lock()
 
 
 def failure_reason(outcome: ToolOutcome) -> str | None:
@@ -107,19 +110,21 @@ async def model_mapped_args(
 
 async def run_toolkits(run: Run) -> Toolkits:
     """The run's toolkits, from the cache or computed once (in a thread: it embeds)."""
-    async with _TOOLKITS_LOCK:
-        specs = list(run.tools.specs.values())
-        known = set(run.toolkits.descriptions) if run.toolkits else set()
-        if run.toolkits is None or not {spec.name for spec in specs} <= known:
-            from tools.index.remote_embedder import routing_embedder
+    specs = list(run.tools.specs.values())
+    known = set(run.toolkits.descriptions) if run.toolkits else set()
+    if run.toolkits is None or not {spec.name for spec in specs} <= known:
+        from tools.index.remote_embedder import routing_embedder
 
-            settings = run.settings
-            run.toolkits, computed = await asyncio.to_thread(
-                lambda: load_toolkits(
+        settings = run.settings
+
+        def load() -> tuple[Toolkits, bool]:
+            with _TOOLKITS_LOCK:
+                return load_toolkits(
                     specs, routing_embedder(), k=settings.toolkit_k, seed=settings.toolkit_seed
                 )
-            )
-            log.info("toolkits %s: %d groups", "computed" if computed else "loaded", len(run.toolkits.groups))
+
+        run.toolkits, computed = await asyncio.to_thread(load)
+        log.info("toolkits %s: %d groups", "computed" if computed else "loaded", len(run.toolkits.groups))
     return run.toolkits
 
 
@@ -133,7 +138,13 @@ class ResilientCall:
 
 
 async def call_with_backups(
-    run: Run, task: Task, tool: str, args: dict[str, Any], *, max_calls: int, arg_models: Any
+    run: Run,
+    task: Task,
+    tool: str,
+    args: dict[str, Any],
+    *,
+    max_calls: int,
+    arg_models: Callable[[ToolSpec], type[BaseModel]],
 ) -> ResilientCall:
     """Call ``tool``; on failure retry it, then switch to its toolkit's peers, within ``max_calls``.
 
