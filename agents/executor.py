@@ -22,11 +22,13 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from agents.evidence import evidence_id, tool_evidence
+from agents.executor_backup import call_with_backups
 from agents.executor_search import run_search_task
+from agents.tool_history import record_task
 from core.events import TaskEndEvent, TaskStartEvent, emit
 from core.plan import REF_PATTERN, Task
 from core.run import Run, RunContext, current_run
-from core.state import Evidence, TaskOutcome, TaskPayload, TaskResult, ToolCallRecord
+from core.state import Evidence, TaskOutcome, TaskPayload, TaskResult, ToolCallRecord, ToolSwitch
 from models.structured import StructuredOutputError, structured_call
 from prompts import render
 from tools.hub import ToolOutcome, ToolSpec, query_argument
@@ -156,6 +158,7 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
         inputs = _inputs_text(payload["parent_outputs"])
         return await run_search_task(run, task, spec, query_arg, payload, inputs)
     calls: list[ToolOutcome] = []
+    switches: list[ToolSwitch] = []
     evidence: list[Evidence] = []
     results: list[str] = []
     args = _complete_args(task, args_model(spec))
@@ -163,6 +166,8 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
     rounds = min(budgets.max_executor_rounds, max(payload["tool_calls_left"], 0))
     deadline = payload.get("deadline", float("inf"))
     for round_index in range(rounds):
+        if calls and len(calls) >= payload["tool_calls_left"]:
+            break  # retries and backups spent the task's share of the tool-call budget
         if calls and time.time() >= deadline:
             log.info("task %s: the run's time budget ran out after %d call(s)", task.id, len(calls))
             break
@@ -173,8 +178,13 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
                 return TaskOutcome(
                     "failed", "", f"could not write arguments for {qualified}: {exc}", calls, evidence
                 )
-        outcome = await hub.call(qualified, args, timeout_s=budgets.tool_timeout_s)
-        calls.append(outcome)
+        left = payload["tool_calls_left"] - len(calls)
+        resilient = await call_with_backups(
+            run, task, qualified, args, max_calls=max(left, 1), arg_models=args_model
+        )
+        calls.extend(resilient.calls)
+        switches.extend(resilient.switches)
+        outcome = resilient.outcome
         if not outcome.ok:
             previous = f"Previous call {json.dumps(args)} failed: {outcome.error}. Write different arguments."
             args = None
@@ -184,18 +194,18 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
         judgement = await _judge(run, task, outcome)
         results.append(judgement.result or outcome.output)
         if judgement.sufficient:
-            return TaskOutcome("ok", judgement.result or outcome.output, None, calls, evidence)
+            return TaskOutcome("ok", judgement.result or outcome.output, None, calls, evidence, switches)
         if last_round:
             break
         args = judgement.retry_args or None
         previous = f"Previous call {json.dumps(outcome.args)} returned: {outcome.output[:500]} (not enough)."
     if results:
-        return TaskOutcome("incomplete", "\n".join(results), None, calls, evidence)
+        return TaskOutcome("incomplete", "\n".join(results), None, calls, evidence, switches)
     errors = (
         "; ".join(dict.fromkeys(call.error or "" for call in calls))
         or "no tool call was allowed by the budget"
     )
-    return TaskOutcome("failed", "", errors, calls, evidence)
+    return TaskOutcome("failed", "", errors, calls, evidence, switches)
 
 
 async def run_model_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutcome:
@@ -241,6 +251,7 @@ async def execute_task(payload: TaskPayload, runtime: Runtime[RunContext]) -> di
         outcome = await run_tool_task(run, task, payload)
     else:
         outcome = await run_model_task(run, task, payload)
+    await record_task(run, task, payload, outcome)
     status, output, error = outcome.status, outcome.output, outcome.error
     finished = time.time()
     result = TaskResult(
@@ -256,6 +267,8 @@ async def execute_task(payload: TaskPayload, runtime: Runtime[RunContext]) -> di
         finished_at=finished,
         plan_version=payload["plan_version"],
     )
+    if outcome.switches:
+        result["switches"] = outcome.switches
     emit(
         TaskEndEvent(
             event="task_end",

@@ -25,6 +25,7 @@ from langgraph.types import Command, Overwrite
 from pydantic import BaseModel, Field
 
 from agents.id_deps import needs_of, wire_id_dependencies
+from agents.tool_history import chain_hint
 from core.events import PlanEvent, emit
 from core.plan import REF_PATTERN, Plan, PlanError, Task, current_plan, validate_plan
 from core.run import RunContext, current_run
@@ -300,7 +301,7 @@ async def plan(
         today=state.get("today", ""),
         max_tasks=room,
         strategy=assessment.get("strategy", "parallel"),
-        tools=describe_tools(candidates),
+        tools=describe_tools(candidates) + chain_hint(run, [tool["name"] for tool in candidates]),
         context=context,
         query=query,
     )

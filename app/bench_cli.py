@@ -1,4 +1,4 @@
-"""``aisearch bench models|search|index|soak``: run a benchmark of ``evals/`` and write its report.
+"""``aisearch bench models|search|index|soak|faults``: run a benchmark of ``evals/`` and write its report.
 
 ``register(subparsers)`` adds the ``bench`` group to the main parser (``app/cli.py``). Results go to
 ``evals/results/bench-<name>-<date>.{json,md}`` and the Markdown is printed.
@@ -73,8 +73,26 @@ def cmd_soak(args: argparse.Namespace) -> int:
     return 0 if not report["errors"] and not report["leftover_processes"] else 1
 
 
+def cmd_faults(args: argparse.Namespace) -> int:
+    """Backup tools under injected faults: success and P50 latency with and without backups."""
+    from evals import bench_faults
+
+    report = asyncio.run(bench_faults.run(args.fail_rate, args.seed))
+    if args.json:
+        results = bench_faults.RESULTS
+        results.mkdir(parents=True, exist_ok=True)
+        stem = results / f"bench-faults-{report['date']}"
+        stem.with_suffix(".json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+        stem.with_suffix(".md").write_text(bench_faults.markdown(report))
+        summary = {key: value for key, value in report.items() if key != "questions"}
+        print(json.dumps(summary))  # noqa: T201 - the command's output (one JSON object)
+    else:
+        write_report(report, bench_faults.RESULTS, "faults", bench_faults.markdown)
+    return 0 if report["success_with_backup"] >= report["success_without_backup"] else 1
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``aisearch bench`` commands: ``models``, ``search``, ``index`` and ``soak``."""
+    """Add the ``aisearch bench`` commands: ``models``, ``search``, ``index``, ``soak`` and ``faults``."""
     bench = subparsers.add_parser("bench", help="benchmarks")
     sub = bench.add_subparsers(dest="bench_command", required=True)
     models = sub.add_parser("models", help="local model speed per role and end to end")
@@ -96,3 +114,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     soak.add_argument("--collection", help="collection docsearch searches by default (e.g. hotpotqa)")
     soak.add_argument("--sample-s", type=float, default=2.0, help="seconds between memory samples")
     soak.set_defaults(func=cmd_soak)
+    faults = sub.add_parser(
+        "faults", help="backup tools under injected faults: success and P50 latency with and without backups"
+    )
+    faults.add_argument(
+        "--fail-rate", type=float, default=0.3, help="share of the faulty tool's calls that fail"
+    )
+    faults.add_argument("--seed", type=int, default=0, help="seed of the injected faults")
+    faults.add_argument(
+        "--json", action="store_true", help="print one JSON object (the report without per-question rows)"
+    )
+    faults.set_defaults(func=cmd_faults)

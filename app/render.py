@@ -46,6 +46,11 @@ class ProgressPrinter:
                 f"  [{colour}]■ {event['task_id']} {event['status']}[/] in {event['seconds']:.1f}s"
                 f"  [dim]{detail[:120]}[/]"
             )
+        elif kind == "tool_switch":
+            self.console.print(
+                f"  [yellow]↪ {event['task_id']}[/] {event['from_tool']} → backup {event['to_tool']}"
+                f"  [dim]{event['reason'][:120]}[/]"
+            )
         elif kind == "review" and event["decision"] != "write":
             self.console.print(f"[bold]review[/] {event['decision']}: {event['reason']}")
         elif kind == "review":

@@ -1,4 +1,5 @@
-"""``aisearch tools list|show|index|augment|search`` (the MCP catalogue and its index) and
+"""``aisearch tools list|show|index|augment|search`` (the MCP catalogue and its index;
+``toolkits``, ``graph`` and ``refine`` are in ``app/tools_resilience_cli.py``) and
 ``aisearch eval tool-retrieval`` (servers and tools retrieved for annotated tasks)."""
 
 from __future__ import annotations
@@ -227,6 +228,7 @@ def _catalog_args(parser: argparse.ArgumentParser, *, bundled: bool = True) -> N
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``aisearch tools …`` and ``aisearch eval tool-retrieval``."""
+    from app.tools_resilience_cli import register_resilience
     from tools.catalog.decompose import MODES
 
     group = command_group(subparsers, "tools", "the MCP catalogue and its index", "tools_command")
@@ -259,6 +261,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     search.add_argument("--json", action="store_true")
     search.set_defaults(func=_guard(cmd_search))
+    register_resilience(group)
 
     evals = command_group(subparsers, "eval", "evaluations", "eval_command")
     tool_eval = evals.add_parser(

@@ -57,6 +57,18 @@ class TaskEndEvent(TypedDict):
     output: str
 
 
+class ToolSwitchEvent(TypedDict):
+    """A task's tool failed and the Executor switched to a backup of the same toolkit."""
+
+    event: Literal["tool_switch"]
+    task_id: str
+    from_tool: str
+    to_tool: str
+    reason: str
+    args: dict
+    mapped_by: Literal["name", "model"]
+
+
 class ReviewEvent(TypedDict):
     """The Master's review after a wave."""
 
@@ -75,7 +87,16 @@ class AnswerEvent(TypedDict):
     answer: Answer
 
 
-Event = RouteEvent | ToolsEvent | PlanEvent | TaskStartEvent | TaskEndEvent | ReviewEvent | AnswerEvent
+Event = (
+    RouteEvent
+    | ToolsEvent
+    | PlanEvent
+    | TaskStartEvent
+    | TaskEndEvent
+    | ToolSwitchEvent
+    | ReviewEvent
+    | AnswerEvent
+)
 
 
 def emit(event: Event) -> None:

@@ -41,6 +41,8 @@ from tools.catalog.run_catalog import run_servers
 from tools.catalog.run_index import DeferredEmbedder, RunIndex
 from tools.hub import ToolHub
 from tools.registry import EAGER_SERVERS, load_connections
+from tools.tool_graph import ToolHistory
+from tools.toolkits import Toolkits
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,8 @@ class Run:
     tools: ToolHub
     now: Clock = local_now
     candidates: ToolCandidates | None = None
+    toolkits: Toolkits | None = None  # equivalent tools, made on the first failed call
+    history: ToolHistory | None = None  # tool and chain success counts (agents/tool_history.py)
     _cache: dict[Role, BaseChatModel] = field(default_factory=dict, repr=False)
 
     def model(self, role: Role) -> BaseChatModel:

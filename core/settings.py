@@ -17,6 +17,7 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
 
     tool_candidates = 5               # top-level keys
     tool_synthetic_queries = false    # retrieve over `aisearch tools augment`'s queries too
+    toolkit_k = 0                     # toolkits of equivalent tools; 0: k by silhouette
     document_probe_similarity = 0.45
     document_probe_floor = 0.3        # below it, a factual question may be answered from memory
     writer_source_chars = 2800        # the Writer's sources cut to what matters (0: whole passages)
@@ -56,6 +57,8 @@ class Budgets(BaseModel):
     search_k: int = Field(default=5, ge=1, le=20)
     max_parallel: int = Field(default=4, ge=1)
     tool_timeout_s: float = Field(default=30.0, gt=0)
+    tool_retries: int = Field(default=1, ge=0)  # same-tool retries of a call that errored (not timed out)
+    tool_backups: int = Field(default=2, ge=0)  # toolkit peers tried after a failed call; 0 turns backups off
     wall_clock_s: float = Field(default=900.0, gt=0)
 
 
@@ -82,6 +85,12 @@ class Settings(ModelSettings):
     # retrieve tools over TURA's synthetic queries (`aisearch tools augment`) as well as over their
     # descriptions; off by default: the local 1.5B's queries lowered server Recall@5 (0.83 -> 0.74)
     tool_synthetic_queries: bool = False
+    # toolkits of equivalent tools (tools/toolkits.py): k-means++ clusters, k by silhouette when 0
+    toolkit_k: int = Field(default=0, ge=0)
+    toolkit_seed: int = 0
+    # a toolkit peer is a backup only when its description is at least this similar (MiniLM cosine):
+    # a small catalogue's clusters also hold tools that merely share a theme
+    backup_similarity: float = Field(default=0.6, ge=0, le=1)
     # the Master searches the local documents before answering from memory when a quick probe finds
     # a passage at least this similar to the question (MiniLM cosine; 0 < x <= 1; 1 turns it off)
     document_probe_similarity: float = Field(default=0.45, gt=0, le=1)
@@ -188,6 +197,9 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
     for key in (
         "tool_candidates",
         "tool_synthetic_queries",
+        "toolkit_k",
+        "toolkit_seed",
+        "backup_similarity",
         "document_probe_similarity",
         "document_probe_floor",
         "routing",

@@ -59,6 +59,16 @@ class ToolCallRecord(TypedDict):
     ms: float
 
 
+class ToolSwitch(TypedDict):
+    """The Executor switched from a failed tool to a backup of its toolkit."""
+
+    from_tool: str
+    to_tool: str
+    reason: str
+    args: dict[str, Any]
+    mapped_by: Literal["name", "model"]
+
+
 class TaskResult(TypedDict):
     """What one executed task produced."""
 
@@ -73,6 +83,7 @@ class TaskResult(TypedDict):
     started_at: float
     finished_at: float
     plan_version: int
+    switches: NotRequired[list[ToolSwitch]]  # backups the Executor switched to, in order
 
 
 class DocumentProbe(TypedDict):
@@ -230,6 +241,7 @@ class TaskOutcome:
     error: str | None = None
     calls: list[ToolOutcome] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
+    switches: list[ToolSwitch] = field(default_factory=list)
 
 
 class HopRecord(TypedDict):

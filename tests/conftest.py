@@ -35,6 +35,8 @@ os.environ["AISEARCH_INDEX_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-index-
 # nor the user's tool index, run vector cache or server listings
 os.environ["AISEARCH_TOOLS_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-tools-")
 os.environ["AISEARCH_DOCSEARCH_DEFAULT_BUILD"] = "0"
+# nor the user's tool history (kept beside the thread store)
+TEST_DB = Path(tempfile.mkdtemp(prefix="aisearch-test-db-")) / "threads.sqlite"
 os.environ["AISEARCH_DOCSEARCH_WARMUP"] = "0"
 # CLI runs in tests start docsearch over stdio; tests/test_docs_server.py turns the long-lived one on
 os.environ["AISEARCH_DOCS_SERVER"] = "0"
@@ -57,6 +59,7 @@ def make_settings(
             role: RoleSettings(model=f"fake-{role}", base_url="http://unused.invalid/v1") for role in ROLES
         },
         budgets=Budgets(**budgets),
+        db_path=TEST_DB,
         routing=routing,
         clarify=clarify,
         review_plan=review_plan,

@@ -71,8 +71,9 @@ async def test_failed_task_is_replanned_locally_and_completed_tasks_are_kept(tea
         WRITER, "Wu was born in 156 BC [1], Caesar in 100 BC [2]; Wu was older by 56 years [3]."
     )
 
+    settings = make_settings(tool_backups=0)  # the executor's own switch to a backup is tested elsewhere
     async with ToolHub.open(server_connections(FACTS_FAIL_CAESAR="1")) as hub:
-        state, path, _ = await run(team.resources(hub), QUERY)
+        state, path, _ = await run(team.resources(hub, settings), QUERY)
 
     log = state["plan_log"]
     assert [entry["mode"] for entry in log] == ["plan", "replan"]
@@ -143,7 +144,7 @@ async def test_exhausted_replan_budget_ends_in_an_answer_that_says_what_is_missi
     team["executor"].on(EXEC_ARGS, {"person": "Julius Caesar"})
     judge_all_sufficient(team)
     team["writer"].on(WRITER, lambda p: "Wu was born in 156 BC [1]; Caesar's birth year could not be found.")
-    settings = make_settings(max_replans=0, max_executor_rounds=1)
+    settings = make_settings(max_replans=0, max_executor_rounds=1, tool_backups=0)
 
     async with ToolHub.open(server_connections(FACTS_FAIL_CAESAR="1")) as hub:
         state, path, _ = await run(team.resources(hub, settings), QUERY)
@@ -262,7 +263,9 @@ async def test_augmentation_that_builds_on_a_waiting_task_makes_no_cycle(team: T
     assert path[-1] == "writer" and state["answer"]["text"]
 
 
-async def test_a_plan_that_cannot_be_made_valid_goes_to_the_writer_saying_why(team: Team, hub: ToolHub) -> None:
+async def test_a_plan_that_cannot_be_made_valid_goes_to_the_writer_saying_why(
+    team: Team, hub: ToolHub
+) -> None:
     """Whatever broke the plan (here a cyclic one restored from a checkpoint), the node never raises."""
     team["planner"].on(PLANNER, {"reasoning": "look again", "tasks": [{"id": "t9", "goal": "Look again"}]})
     cyclic = [

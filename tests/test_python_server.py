@@ -41,7 +41,7 @@ def _text(content: object) -> str:
 async def test_tools_are_listed_with_rich_descriptions_and_work() -> None:
     async with _client().session("python") as session:
         tools = {tool.name: tool for tool in await load_mcp_tools(session)}
-        assert set(tools) == {"run_python", "calculate"}
+        assert set(tools) == {"run_python", "calculate", "calculate_precise"}
         assert "What is 17 * 23 + 4?" in tools["calculate"].description
         assert "156 BC" in tools["run_python"].description
         assert set(tools["calculate"].args) == {"expression"}
@@ -160,3 +160,14 @@ def test_run_output_format() -> None:
     assert format_run_output("a\n", "1") == "a\n1"
     assert format_run_output("", None) == "(no output)"
     assert format_run_output("", "'x'") == "'x'"
+
+
+def test_the_precise_calculator_agrees_with_calculate() -> None:
+    from tools.servers.precise_calc import PreciseCalcError, evaluate_precise
+    from tools.servers.python_server import evaluate_expression
+
+    for expression in ["17 * 23 + 4", "2^64", "240 * 15 / 100", "-7 % 3", "7 // 2", "156 - 100", "log(8, 2)"]:
+        assert evaluate_precise(expression) == evaluate_expression(expression), expression
+    assert evaluate_precise("0.1 + 0.2") == "0.3"
+    with pytest.raises(PreciseCalcError, match="not allowed"):
+        evaluate_precise("__import__('os')")

@@ -3,7 +3,8 @@
 ``langchain-mcp-adapters`` opens a new session per call unless a session is held open; the hub
 holds one long-lived session per server (``tools/session.py``), each owned by its own task, so one
 server's crash, garbage output or hang is that server's failure alone. Tool schemas are normalised
-(``tools/schema.py``) before the planner and executor read them.
+(``tools/schema.py``) before the planner and executor read them, and a tool's document refined by
+DRAFT (``tools/draft.py``) replaces its original while the original is unchanged.
 
 Servers start lazily: a server whose tools the catalogue already describes (``described``) is
 started only when something needs it (:meth:`ToolHub.ensure`, or the first call of one of its
@@ -111,7 +112,7 @@ class ToolHub:
         self.descriptions = {name: text for name, text in (descriptions or {}).items() if name in connections}
         self.on_started = on_started
         self.specs: dict[str, ToolSpec] = {
-            spec.name: spec for specs in self.described.values() for spec in specs
+            spec.name: refined_spec(spec) for specs in self.described.values() for spec in specs
         }
         self._starts: dict[str, asyncio.Task[None]] = {}
 
@@ -193,7 +194,7 @@ class ToolHub:
         for tool in server.tools.values():
             qualified = f"{name}.{tool.name}"
             schema = normalise_schema(tool.args_schema)
-            self.specs[qualified] = ToolSpec(qualified, name, tool.description or "", schema)
+            self.specs[qualified] = refined_spec(ToolSpec(qualified, name, tool.description or "", schema))
         if server.instructions and name not in self.descriptions:
             self.descriptions[name] = server.instructions
         if self.on_started is not None:
@@ -280,3 +281,10 @@ def _json_object(text: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def refined_spec(spec: ToolSpec) -> ToolSpec:
+    """``spec`` with the document DRAFT refined from its current one, when there is one."""
+    from tools.draft import refined_spec as with_refined_document
+
+    return with_refined_document(spec)

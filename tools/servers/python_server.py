@@ -18,6 +18,7 @@ import anyio
 from mcp.server.fastmcp import FastMCP
 
 from tools.servers.common import serve, server_arg_parser
+from tools.servers.precise_calc import evaluate_precise
 from tools.servers.sandbox import run_sandboxed
 
 logger = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ MAX_EXPRESSION_CHARS = 2_000
 
 mcp = FastMCP(
     "python",
-    instructions="Exact arithmetic (calculate) and sandboxed Python execution (run_python) for "
+    instructions="Exact arithmetic (calculate, and calculate_precise on a second engine) and sandboxed Python execution (run_python) for "
     "questions that need computation: sums, differences between dates or years, unit math, "
     "statistics, counting, string processing.",
 )
@@ -188,6 +189,20 @@ def calculate(expression: str) -> str:
         expression: The arithmetic expression, e.g. "17 * 23 + 4" or "sqrt(2) * pi".
     """
     return evaluate_expression(expression)
+
+
+@mcp.tool()
+def calculate_precise(expression: str) -> str:
+    """Calculator with arbitrary precision: evaluate an arithmetic expression with mpmath at 30 digits.
+
+    The same arithmetic as calculate (numbers, + - * / // % ** or ^, parentheses, pi, e, sqrt, log,
+    trigonometry, factorial, ...) computed by an independent engine, exact for decimals such as
+    0.1 + 0.2. Use it like calculate, for example for "What is 17 * 23 + 4?".
+
+    Args:
+        expression: The arithmetic expression, e.g. "17 * 23 + 4" or "sqrt(2) * pi".
+    """
+    return evaluate_precise(expression)
 
 
 def format_run_output(stdout: str, value: str | None) -> str:
