@@ -74,9 +74,9 @@ def why_blocked(address: IPAddress) -> str | None:
 
 
 def host_port(url: httpx.URL) -> tuple[str, int]:
-    """The host (lower case, IPv6 without brackets) and the effective port of ``url``."""
+    """The host (ASCII, lower case, IPv6 without brackets) and the effective port of ``url``."""
     port = url.port or (443 if url.scheme == "https" else 80)
-    return url.host.lower().rstrip("."), port
+    return url.raw_host.decode("ascii").lower().rstrip("."), port
 
 
 class AddressGuard:
