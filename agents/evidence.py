@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from core.plan import Task
 from core.state import Evidence
 from tools.hub import ToolOutcome
+
+ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
 def evidence_id(kind: str, *parts: str) -> str:
@@ -32,6 +35,15 @@ def _passages(structured: Any) -> list[dict[str, Any]]:
     ]
 
 
+def dated(item: dict[str, Any], content: str) -> str:
+    """A passage's text with its publication date in front, when its source gives one (web pages)."""
+    published = str(item.get("published") or "").strip()
+    if not published:
+        return content
+    day = published[:10] if ISO_DAY.match(published) else published
+    return f"(published {day}) {content}"
+
+
 def tool_evidence(task: Task, outcome: ToolOutcome) -> list[Evidence]:
     """Citable evidence from a successful call: one item per retrieved passage, else the whole output.
 
@@ -46,7 +58,7 @@ def tool_evidence(task: Task, outcome: ToolOutcome) -> list[Evidence]:
                 kind="document",
                 title=str(item.get("title") or item["id"]),
                 source=str(item.get("source") or item.get("url") or outcome.tool),
-                content=str(item.get("text") or item.get("snippet")),
+                content=dated(item, str(item.get("text") or item.get("snippet"))),
                 task_id=task.id,
             )
             for item in passages

@@ -4,7 +4,9 @@ Seed 001 §2 and §3.5: the Master never answers the query itself. It classifies
 (simple → Writer-only, moderate → Executor-inclusive, complex → Planner-enhanced), names the SRSA
 search strategy (seed 002: direct, parallel, serial), resolves follow-ups against the conversation
 and grounds relative dates; a quick probe of the local documents sends questions they cover to
-be searched.
+be searched. When web search is configured, questions about live or recent facts and factual
+questions the documents do not answer are searched on the web; without it, a question about the
+present is answered with what is missing, not a guess.
 
 The decision is cheap first (``agents/router.py``: rules, the probe, the route classifier) and
 asks the Master's LLM only for what those leave open, or for every query with
@@ -24,7 +26,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
@@ -35,6 +37,7 @@ from agents.facets import comparison_facets
 from agents.route_classifier import shared_classifier
 from agents.router import CheapRoute, Classifier, cheap_route, needs_tools
 from agents.strategies import link_tool
+from agents.web_route import NO_WEB_ANSWER, NO_WEB_GAP, lacks_the_web, wants_web, web_configured
 from agents.writer import build_answer
 from core.events import AnswerEvent, RouteEvent, emit
 from core.query import QueryError, prepare_query
@@ -46,6 +49,7 @@ from models.structured import structured_call
 from prompts import render
 from tools.hub import ToolSpec, query_argument
 from tools.question_forms import COMPLEX_HINTS, EXTERNAL_HINTS
+from tools.registry import WEBSEARCH
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +113,7 @@ class Reading(AssessmentReply):
     fallback: bool = False
     escalated: str | None = None
     probe: Probe | None = None
+    web: bool = False  # searched on the web first (a live or recent fact, or beyond the documents)
     clarify: str = ""  # the question to ask the user (only when the run may ask); not recorded
 
     def record(self) -> Assessment:
@@ -202,7 +207,7 @@ async def probe_documents(run: Run, query: str) -> Probe | None:
     best: Probe | None = None
     for spec in run.tools.running_specs().values():  # no server is started for the probe
         argument = query_argument(spec)
-        if argument is None:
+        if argument is None or spec.server == WEBSEARCH:  # the probe asks the local documents only
             continue
         args: dict[str, Any] = {argument: query}
         if "k" in spec.parameters.get("properties", {}):
@@ -324,6 +329,19 @@ def err_towards_evidence(reading: Reading, probe: Probe | None, settings: Settin
     return reading
 
 
+def reach_for_web(reading: Reading, settings: Settings, web: bool) -> Reading:
+    """Search the web first when ``agents/web_route.py`` says so; a question the Master would answer
+    from memory then becomes moderate, searched directly."""
+    similarity = reading.probe.similarity if reading.probe is not None else None
+    if wants_web(reading.resolved_query, similarity, settings, web):
+        reading.web = True
+        if route_for(reading) == "writer_only":
+            reading.complexity, reading.needs_external_info, reading.escalated = "moderate", True, "web"
+            reading.strategy = "direct"
+        log.info("searching the web first: %r", reading.resolved_query)
+    return reading
+
+
 async def llm_reading(
     run: Run, state: SearchState, query: str, today: str, *, may_ask: bool = False, probe: Probe | None = None
 ) -> Reading:
@@ -360,6 +378,13 @@ async def read_query(
     ``may_ask``: the run may ask the user what the query means; a question about someone it does
     not name then goes to the LLM (``agents.router.UNRESOLVED``), whose reply may hold a question.
     """
+    reading = await _read_query(run, state, query, today, may_ask=may_ask)
+    return reach_for_web(reading, run.settings, web_configured(run.tools))
+
+
+async def _read_query(
+    run: Run, state: SearchState, query: str, today: str, *, may_ask: bool = False
+) -> Reading:
     threshold = run.settings.document_probe_similarity
     if run.settings.routing == "llm":
         probe = await probe_documents(run, query) if threshold < 1 else None
@@ -448,4 +473,11 @@ async def assess(
         "started_at": time.time(),
         "answer": None,
     }
+    similarity = assessment.probe.similarity if assessment.probe is not None else None
+    if lacks_the_web(run.tools, assessment.resolved_query or query, similarity, run.settings):
+        log.info("not answered from memory: %r asks about the present and web search is off", query)
+        answer = build_answer(NO_WEB_ANSWER, [], [NO_WEB_GAP])
+        emit(AnswerEvent(event="answer", answer=answer))
+        messages = [HumanMessage(content=query), AIMessage(content=answer["text"])]
+        return Command(goto=END, update=update | {"answer": answer, "messages": messages})
     return Command(goto="writer" if route == "writer_only" else "select_tools", update=update)

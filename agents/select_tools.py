@@ -19,6 +19,9 @@ from core.run import RunContext, current_run
 from core.state import SearchState
 from tools.candidates import candidate
 from tools.hub import query_argument
+from tools.registry import WEBSEARCH
+
+WEB_SEARCH_TOOL = f"{WEBSEARCH}.search"
 
 
 def retrieval_query(query: str, intent: str) -> str:
@@ -48,7 +51,9 @@ async def select_tools(
     probe = assessment.get("probe") or {}
     on_topic = probe.get("similarity", 0.0) >= run.settings.document_probe_similarity
     probed = probe.get("tool") if on_topic else None
-    if probed in specs:  # the documents the Master found on topic are searched first
+    if assessment.get("web"):  # a live or recent fact, or one the documents do not hold
+        probed = WEB_SEARCH_TOOL
+    if probed in specs:  # the documents the Master found on topic (or the web) are searched first
         rest = [c for c in candidates if c["name"] != probed]
         candidates = [candidate(specs[probed], list(specs.values()), None), *rest][: max(k, len(candidates))]
     run.tools.prestart(dict.fromkeys(c["server"] for c in candidates if c["name"] in specs))

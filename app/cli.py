@@ -161,7 +161,7 @@ async def ask(args: argparse.Namespace) -> int:
         indexed = True
         if not args.no_default_index and default_build_enabled():
             indexed = await first_run_index(Console(stderr=True))
-        connections = load_connections(settings.mcp_config)
+        connections = load_connections(settings.mcp_config, settings.websearch)
         if not indexed and connections.get("docsearch", {}).get("args") == ["-m", DOCSEARCH_MODULE]:
             del connections["docsearch"]  # the bundled one would only serve the half-built index
         await use_docs_server(connections, settings, console)

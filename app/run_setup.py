@@ -143,7 +143,7 @@ async def open_served(
             docsearch from the long-lived document server when it is on; its messages go to stderr).
     """
     if connections is None:
-        connections = load_connections(settings.mcp_config)
+        connections = load_connections(settings.mcp_config, settings.websearch)
         await use_docs_server(connections, settings, Console(stderr=True))
     async with (
         open_checkpointer(settings) as saver,

@@ -143,7 +143,7 @@ async def open_run(
             if started and not settings.local.keep_running:
                 stack.push_async_callback(asyncio.to_thread, stop_server)
         if connections is None:
-            connections = load_connections(settings.mcp_config)
+            connections = load_connections(settings.mcp_config, settings.websearch)
         servers = run_servers(connections, catalogs=settings.tool_catalogs, mcp_config=settings.mcp_config)
         hub = await stack.enter_async_context(
             ToolHub.open(

@@ -15,6 +15,9 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
     enabled = true
     idle_minutes = 30
 
+    [websearch]                       # tools/web/config.py
+    searxng_url = "http://127.0.0.1:8888"
+
     tool_candidates = 5               # top-level keys
     tool_synthetic_queries = false    # retrieve over `aisearch tools augment`'s queries too
     toolkit_k = 0                     # toolkits of equivalent tools; 0: k by silhouette
@@ -39,6 +42,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from models.config import ConfigError, ModelSettings, default_config_path, model_values, read_config
 from models.config_files import validation_line
+from tools.web.config import WebSearchConfig, web_config
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -74,6 +78,8 @@ class Settings(ModelSettings):
 
     budgets: Budgets = Budgets()
     docs_server: DocsServer = DocsServer()
+    # web search (tools/web/config.py): off until a SearxNG URL or a provider key is set
+    websearch: WebSearchConfig = WebSearchConfig()
     db_path: Path = Path("~/.local/share/aisearch/threads.sqlite").expanduser()
     # a postgresql:// URL: the threads live in Postgres (langgraph-checkpoint-postgres), not in db_path
     db_url: str | None = None
@@ -179,6 +185,7 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
     if env.get("AISEARCH_DOCS_SERVER_IDLE_MINUTES"):
         docs_server["idle_minutes"] = env["AISEARCH_DOCS_SERVER_IDLE_MINUTES"]
     values["docs_server"] = docs_server
+    values["websearch"] = web_config(data.get("websearch", {}), env, f"{path} [websearch]")
     paths = data.get("paths", {})
     db = env.get("AISEARCH_DB") or paths.get("db")
     if db and str(db).startswith(POSTGRES_SCHEMES):

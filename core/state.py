@@ -111,6 +111,7 @@ class Assessment(TypedDict):
     fallback: bool
     escalated: str | None
     probe: DocumentProbe | None
+    web: NotRequired[bool]  # searched on the web first (agents/web_route.py)
 
 
 class Clarification(TypedDict):

@@ -116,7 +116,7 @@ async def open_context(
     from tools.index.store import IndexStore
     from tools.registry import load_connections
 
-    connections = load_connections(settings.mcp_config)
+    connections = load_connections(settings.mcp_config, settings.websearch)
     searcher = None
     if corpus is not None:
         store = IndexStore(index_dir or default_eval_index_dir())

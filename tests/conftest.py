@@ -40,6 +40,9 @@ TEST_DB = Path(tempfile.mkdtemp(prefix="aisearch-test-db-")) / "threads.sqlite"
 os.environ["AISEARCH_DOCSEARCH_WARMUP"] = "0"
 # CLI runs in tests start docsearch over stdio; tests/test_docs_server.py turns the long-lived one on
 os.environ["AISEARCH_DOCS_SERVER"] = "0"
+# web search stays off unless a test configures it (tests/test_web_routing.py)
+for _name in ("AISEARCH_SEARXNG_URL", "AISEARCH_WEB_PROVIDER", "TAVILY_API_KEY", "BRAVE_API_KEY"):
+    os.environ.pop(_name, None)
 # A run started in the background (``nohup .ci/run &``) inherits SIGINT ignored, and so would every
 # process the Ctrl-C tests start: give them the terminal's default, as a user's shell does.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:

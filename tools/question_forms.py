@@ -67,6 +67,23 @@ LIVE = re.compile(
     r"weather|forecast|price|stock|exchange rate)\b",
     re.IGNORECASE,
 )
+# Questions about the present or the recent past: a model's memory cannot answer them and the web
+# can (agents/master.py: web search when it is configured, else the answer says it is not).
+# Written with the web search server, from the examples (news, latest releases, prices,
+# weather); not read off a question set, not measured on held-out data. DIFFERS from LIVE (no clock
+# questions: CLOCK_QUESTION keeps those for the clock server) and from RELATIVE_TIME.
+RECENT = re.compile(
+    r"\b(now|right now|nowadays|these days|today|tonight|yesterday|this (week|month|year)|latest|"
+    r"newest|most recent|recent|recently|news|current|currently|weather|forecast|price|prices|"
+    r"stock price|exchange rate)\b",
+    re.IGNORECASE,
+)
+# What the clock server answers, not the web (agents/master.py). Written with RECENT; not measured.
+CLOCK_QUESTION = re.compile(
+    r"\b(what time|time is it|current time|time in|time zone|what day|what date|today's date|"
+    r"date today|days (until|since|between|from))\b",
+    re.IGNORECASE,
+)
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|year|weekend)"
 # The catalogue decomposer's form (tools/catalog/decompose.py: an implied "current date and time"
 # intent). Added by hand with implied needs in retrieval (ff4af7c); no record of the questions it

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from models.config_files import read_config_text, validation_line
+from tools.web.config import WebSearchConfig, load_web_config
 
 BUNDLED_SERVERS: dict[str, str] = {
     "python": "tools.servers.python_server",
@@ -41,6 +42,8 @@ class ServerConfigError(ValueError):
 
 
 DOCSEARCH_MODULE = "tools.servers.docsearch_server"
+WEBSEARCH = "websearch"
+WEBSEARCH_MODULE = "tools.servers.websearch_server"
 # started with every run, whatever its tools: the Master probes the documents before tools are selected
 EAGER_SERVERS = ("docsearch",)
 BASE_NAMES = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
@@ -94,16 +97,24 @@ def have_document_index() -> bool:
     return collections.is_dir() and any((path / "state.json").exists() for path in collections.iterdir())
 
 
-def bundled_connections() -> dict[str, dict[str, Any]]:
+def bundled_connections(web: WebSearchConfig | None = None) -> dict[str, dict[str, Any]]:
     """stdio connections that start each bundled server with this interpreter.
 
     ``docsearch`` joins once a document index exists (``aisearch index PATH`` or ``--default``), so
     a run without documents does not start a server that would load an embedding model for nothing.
+    ``websearch`` joins when web search is configured (``web``, default: the config file's
+    ``[websearch]`` and the environment); it gets those settings and the chosen provider's key only.
+
+    Raises:
+        ConfigError: The web search settings are invalid.
     """
     modules = dict(BUNDLED_SERVERS)
     if have_document_index():
         modules["docsearch"] = DOCSEARCH_MODULE
-    return {
+    web = web if web is not None else load_web_config()
+    if web.enabled:
+        modules[WEBSEARCH] = WEBSEARCH_MODULE
+    connections = {
         name: {
             "transport": "stdio",
             "command": sys.executable,
@@ -112,6 +123,9 @@ def bundled_connections() -> dict[str, dict[str, Any]]:
         }
         for name, module in modules.items()
     }
+    if WEBSEARCH in connections:
+        connections[WEBSEARCH]["env"] |= web.server_env()
+    return connections
 
 
 class StdioEntry(BaseModel):
@@ -207,13 +221,17 @@ def user_connections(path: Path) -> dict[str, dict[str, Any] | None]:
     return connections
 
 
-def load_connections(path: Path | None = None) -> dict[str, dict[str, Any]]:
+def load_connections(
+    path: Path | None = None, web: WebSearchConfig | None = None
+) -> dict[str, dict[str, Any]]:
     """The bundled servers overlaid with the servers of an ``mcpServers`` JSON file.
+
+    ``web``: the web search settings (default: read from the config file and the environment).
 
     Raises:
         ServerConfigError: As :func:`user_connections`.
     """
-    connections = bundled_connections()
+    connections = bundled_connections(web)
     for name, connection in (user_connections(path) if path is not None else {}).items():
         if connection is None:
             connections.pop(name, None)

@@ -23,7 +23,7 @@ from typing import Any
 
 from models.config_files import read_config_text
 from tools.catalog.model import Catalog, CatalogServer, CatalogTool
-from tools.registry import BUNDLED_SERVERS, DOCSEARCH_MODULE, bundled_connections
+from tools.registry import BUNDLED_SERVERS, DOCSEARCH_MODULE, WEBSEARCH, WEBSEARCH_MODULE, bundled_connections
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ def read_catalog_file(path: Path) -> tuple[list[CatalogServer], list[str]]:
 
 async def bundled_servers() -> list[CatalogServer]:
     """The bundled servers (the ones a run starts), described by their own FastMCP tool listing."""
-    modules = {**BUNDLED_SERVERS, "docsearch": DOCSEARCH_MODULE}
+    modules = {**BUNDLED_SERVERS, "docsearch": DOCSEARCH_MODULE, WEBSEARCH: WEBSEARCH_MODULE}
     servers = []
     for name, connection in bundled_connections().items():
         mcp = importlib.import_module(modules[name]).mcp
