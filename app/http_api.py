@@ -122,7 +122,9 @@ async def _run(svc: Service, value: str | Command, config: RunConfig, thread_id:
     try:
         async with asyncio.timeout(svc.run_timeout_s):
             output = await svc.graph.ainvoke(
-                graph_input(value), _config(config, thread_id, run_id), context=svc.context(config.configurable)
+                graph_input(value),
+                _config(config, thread_id, run_id),
+                context=svc.context(config.configurable),
             )
     except TimeoutError:
         log.warning("run %s on thread %s passed its deadline of %.0f s", run_id, thread_id, svc.run_timeout_s)
