@@ -6,6 +6,8 @@ is inert; the page fits a phone."""
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,8 +16,9 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from tests.conftest import REPO
 from tests.support.fake_openai import fake_openai
-from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment
+from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
 from tests.support.human_script import EINSTEIN, SUM, VAGUE, WHO
 from tests.support.human_script import RULES as HUMAN_RULES
 from tests.test_http_api import Served, serve_env
@@ -45,9 +48,21 @@ TOKYO = "What time is it in Osaka right now?"  # not a prompt example
 AGAIN = "And what time is it in Osaka right now?"
 XSS = "Draw me the answer as a picture"
 XSS_ANSWER = 'Here it is: <img src=x onerror="document.body.dataset.pwned=1"><script>document.body.dataset.pwned=2</script>'
+CASTLE = "When was Himeji Castle completed?"
+CASTLE_PLAN = {
+    "reasoning": "One web search.",
+    "tasks": [
+        {"id": "t1", "goal": CASTLE, "tool": "pages.find_web_pages", "args": {"query": "Himeji Castle"}}
+    ],
+}
 RULES: list[tuple[Any, Any]] = [  # first match wins
     ((MASTER, XSS), assessment("simple", resolved=XSS)),
     (XSS, XSS_ANSWER),
+    ((MASTER, "Himeji"), assessment("complex", "parallel", resolved=CASTLE)),
+    ((PLANNER, "Himeji"), CASTLE_PLAN),
+    ((EXEC_JUDGE, "Himeji"), {"sufficient": True, "result": "1609"}),
+    (("say why", "Himeji"), "It was completed in 1609 [1], and it is white [2]."),
+    ((WRITER, "Himeji"), "1609"),
     ((MASTER, "Osaka"), assessment("moderate", resolved=TOKYO, intent="current time")),
     (EXEC_ARGS, {"timezone": "Asia/Tokyo"}),
     ((EXEC_JUDGE, "Osaka"), {"sufficient": True, "result": "18:00 in Osaka"}),
@@ -73,8 +88,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """``aisearch serve`` with a bearer token, against the scripted endpoint."""
     root = tmp_path_factory.mktemp("serve-page")
     with fake_openai(RULES) as endpoint:
+        mcp_config = root / "mcp.json"
+        pages = {"command": sys.executable, "args": [str(REPO / "tests" / "servers" / "pages_server.py")]}
+        mcp_config.write_text(json.dumps({"mcpServers": {"pages": pages}}))
         server = Served(serve_env(endpoint.url, root), root / "serve.log")
-        server.start(AISEARCH_HTTP_TOKEN=TOKEN)
+        server.start("--mcp-config", str(mcp_config), AISEARCH_HTTP_TOKEN=TOKEN)
         yield server
         server.stop()
 
@@ -280,3 +298,26 @@ def test_the_page_fits_a_phone(tab: Any, served: Served) -> None:
     assert query["x"] >= 0 and query["x"] + query["width"] <= 375
     assert progress["y"] > answer["y"], "one column: the progress below the answer"
     expect(tab.get_by_test_id("sources").locator("a[href]")).to_have_count(1)
+
+
+@browser_test
+def test_web_sources_link_out_and_a_script_address_is_never_a_link(tab: Any, served: Served) -> None:
+    from playwright.sync_api import expect
+
+    tab.goto(f"{served.url}/?q={quote(CASTLE)}")
+    _answered(tab, "1609")
+    sources = tab.get_by_test_id("sources").locator("li")
+    expect(sources).to_have_count(2)
+    web = sources.nth(0).locator("a[href]")
+    assert web.get_attribute("href") == "https://castles.example/himeji"
+    assert web.get_attribute("rel") == "noopener noreferrer" and web.get_attribute("target") == "_blank"
+    assert sources.nth(1).locator("a").get_attribute("href") == "#source-2", (
+        "a javascript: address stays text"
+    )
+    cites = tab.get_by_test_id("answer").locator("a.cite")
+    assert [cites.nth(i).get_attribute("href") for i in range(2)] == [
+        "https://castles.example/himeji",
+        "#source-2",
+    ]
+    cites.nth(1).click()
+    assert tab.evaluate("document.body.dataset.pwned") is None
