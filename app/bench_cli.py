@@ -1,4 +1,4 @@
-"""``aisearch bench models|search|index|soak|faults``: run a benchmark of ``evals/`` and write its report.
+"""``aisearch bench models|search|index|soak|faults|page``: run a benchmark of ``evals/`` and write its report.
 
 ``register(subparsers)`` adds the ``bench`` group to the main parser (``app/cli.py``). Results go to
 ``evals/results/bench-<name>-<date>.{json,md}`` and the Markdown is printed.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -91,8 +92,27 @@ def cmd_faults(args: argparse.Namespace) -> int:
     return 0 if report["success_with_backup"] >= report["success_without_backup"] else 1
 
 
+def cmd_page(args: argparse.Namespace) -> int:
+    """Time to the first answer token on the search page against ``aisearch ask``."""
+    from evals import bench_page
+
+    try:
+        report = bench_page.run(
+            args.question,
+            args.rounds,
+            Path(args.screenshot) if args.screenshot else None,
+            stream=not args.no_stream,
+            on_run=lambda side, seconds: print(f"{side}: {seconds:.2f} s", file=sys.stderr, flush=True),  # noqa: T201
+        )
+    except bench_page.BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201 - the command's output
+        return 1
+    write_report(report, bench_page.RESULTS, "page", bench_page.markdown)
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``aisearch bench`` commands: ``models``, ``search``, ``index``, ``soak`` and ``faults``."""
+    """Add the ``aisearch bench`` commands: ``models``, ``search``, ``index``, ``soak``, ``faults`` and ``page``."""
     bench = subparsers.add_parser("bench", help="benchmarks")
     sub = bench.add_subparsers(dest="bench_command", required=True)
     models = sub.add_parser("models", help="local model speed per role and end to end")
@@ -125,3 +145,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--json", action="store_true", help="print one JSON object (the report without per-question rows)"
     )
     faults.set_defaults(func=cmd_faults)
+    page = sub.add_parser(
+        "page", help="time to the first answer token on the search page (Chromium) vs aisearch ask"
+    )
+    page.add_argument("--question", default="What is the name of Emperor Han-Wu?")
+    page.add_argument("--rounds", type=int, default=3, help="runs of each side, taking turns")
+    page.add_argument("--screenshot", help="save a PNG of the page after its first run here")
+    page.add_argument("--no-stream", action="store_true", help="skip timing the server's own stream")
+    page.set_defaults(func=cmd_page)

@@ -7,9 +7,10 @@ module's :data:`app` into ``langgraph dev`` beside LangGraph Server's own routes
   ``{"input": {"query": …}, "config": {"configurable": {"thread_id": …, …}}, "kwargs": {}}``;
   a ``thread_id`` continues that thread (or starts it under that id), none starts a new one.
 - ``GET /input_schema``, ``/output_schema``, ``/config_schema``, ``/health``; OpenAPI at ``/docs``.
+- ``GET /``: the search page (``app/http_page.py``); ``/?q=QUERY`` runs that search.
 
-Every route needs the bearer token ``AISEARCH_HTTP_TOKEN`` when it is set, except ``/health`` and
-FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json``; every route of this app checks ``Host``
+Every route needs the bearer token ``AISEARCH_HTTP_TOKEN`` when it is set, except ``/health``, the
+search page and its assets, and FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json``; every route of this app checks ``Host``
 (``app/http_guard.py``).
 - ``/conversations/{thread_id}``: ``/invoke`` and ``/stream`` continue a thread that exists (404
   otherwise), ``/state`` and ``/history`` read it, ``/resume`` and ``/resume/stream`` continue a
@@ -63,6 +64,7 @@ from app.http_guard import (
     require_host,
     require_key,
 )
+from app.http_page import router as page_router
 from app.http_service import Service, service
 from app.run_setup import (
     Token,
@@ -120,7 +122,9 @@ async def _run(svc: Service, value: str | Command, config: RunConfig, thread_id:
     try:
         async with asyncio.timeout(svc.run_timeout_s):
             output = await svc.graph.ainvoke(
-                graph_input(value), _config(config, thread_id, run_id), context=svc.context(config.configurable)
+                graph_input(value),
+                _config(config, thread_id, run_id),
+                context=svc.context(config.configurable),
             )
     except TimeoutError:
         log.warning("run %s on thread %s passed its deadline of %.0f s", run_id, thread_id, svc.run_timeout_s)
@@ -456,6 +460,7 @@ def create_app(
         }
 
     app.include_router(router)
+    app.include_router(page_router)
     return app
 
 

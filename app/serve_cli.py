@@ -100,12 +100,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add ``aisearch serve``."""
     serve = subparsers.add_parser(
         "serve",
-        help="serve the LangServe-style HTTP API (/invoke, /stream, /docs …)",
-        description="Serve the HTTP API: POST /invoke /batch /stream /stream_events, GET /input_schema "
+        help="serve the search page and the LangServe-style HTTP API (/, /invoke, /stream, /docs …)",
+        description="Serve the search page at / (/?q=QUERY runs a search) and the HTTP API: POST /invoke /batch /stream /stream_events, GET /input_schema "
         "/output_schema /config_schema /health, /conversations/{thread_id}/… ; OpenAPI docs at /docs. "
         "Threads persist in the SQLite checkpointer, or in Postgres for a postgresql:// URL (--db / "
-        "AISEARCH_DB). AISEARCH_HTTP_TOKEN turns on bearer-token auth (every route but /health, /docs, "
-        "/redoc, /openapi.json); AISEARCH_HTTP_HOSTS lists the host names clients use besides the bound "
+        "AISEARCH_DB). AISEARCH_HTTP_TOKEN turns on bearer-token auth (every route but /health, the page, "
+        "/docs, /redoc, /openapi.json); AISEARCH_HTTP_HOSTS lists the host names clients use besides the bound "
         "address (a request naming another gets 421); AISEARCH_MAX_BODY_BYTES bounds a request body "
         "(default 65536). --workers N serves from N processes on one port (threads in Postgres; see "
         "deploy/README.md).",

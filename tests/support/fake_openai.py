@@ -1,8 +1,9 @@
 """A scripted OpenAI-compatible HTTP endpoint for CLI and server tests (no model, no network).
 
 It serves ``GET /v1/models`` and ``POST /v1/chat/completions`` (plain and streamed as SSE) on
-loopback, answering each request by the first rule whose text occurs in the prompt. A rule whose
-reply is an ``int`` answers with that HTTP status (a failing endpoint).
+loopback, answering each request by the first rule whose text occurs in the prompt (a tuple of
+texts: all of them occur). A rule whose reply is an ``int`` answers with that HTTP status (a
+failing endpoint).
 """
 
 from __future__ import annotations
@@ -108,7 +109,10 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(
-        self, rules: list[tuple[str, Any]], max_prompt_chars: int | None = None, delay_s: float = 0.0
+        self,
+        rules: list[tuple[str | tuple[str, ...], Any]],
+        max_prompt_chars: int | None = None,
+        delay_s: float = 0.0,
     ) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.rules = rules
@@ -120,14 +124,14 @@ class _Server(ThreadingHTTPServer):
     def reply_for(self, prompt: str) -> str | int | None:
         self.prompts.append(prompt)
         for needle, reply in self.rules:
-            if needle in prompt:
+            if all(text in prompt for text in ((needle,) if isinstance(needle, str) else needle)):
                 return reply if isinstance(reply, str | int) else json.dumps(reply)
         return None
 
 
 @contextmanager
 def fake_openai(
-    rules: list[tuple[str, Any]], max_prompt_chars: int | None = None, delay_s: float = 0.0
+    rules: list[tuple[str | tuple[str, ...], Any]], max_prompt_chars: int | None = None, delay_s: float = 0.0
 ) -> Iterator[_Server]:
     """Serve the scripted endpoint on a free loopback port; ``server.url`` is the base URL.
 
