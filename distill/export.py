@@ -134,7 +134,7 @@ def export(base: Path, adapter_dir: Path, out: Path, qtype: str = "Q8_0") -> dic
     from distill.train import load_student
 
     started = time.perf_counter()
-    model, _ = load_student(base)
+    model, _ = load_student(base, with_tokenizer=False)
     written = write_gguf(base, merged_weights(model, adapter_dir), out, qtype)
     manifest = {
         "file": str(out),

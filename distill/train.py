@@ -51,8 +51,11 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def load_student(gguf_path: Path) -> tuple[Any, Any]:
-    """The model (float32, dequantized) and tokenizer of a Qwen2 GGUF file.
+def load_student(gguf_path: Path, *, with_tokenizer: bool = True) -> tuple[Any, Any]:
+    """The model (float32, dequantized) and tokenizer (None unless asked) of a Qwen2 GGUF file.
+
+    Building the tokenizer from the GGUF's vocabulary takes over a minute on 2 cores, so it is saved
+    once under ``<distill>/tokenizers/<file stem>`` and read from there afterwards.
 
     Raises:
         FileNotFoundError: When the file is missing.
@@ -60,9 +63,18 @@ def load_student(gguf_path: Path) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from models.distilled import distill_dir
+
     if not gguf_path.is_file():
         raise FileNotFoundError(f"no student GGUF at {gguf_path}: run `aisearch models assemble`")
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+    tokenizer = None
+    if with_tokenizer:
+        saved = distill_dir() / "tokenizers" / gguf_path.stem
+        if (saved / "tokenizer_config.json").is_file():
+            tokenizer = AutoTokenizer.from_pretrained(str(saved))
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+            tokenizer.save_pretrained(str(saved))
     model = AutoModelForCausalLM.from_pretrained(
         str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32
     )
