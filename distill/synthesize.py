@@ -4,7 +4,8 @@ For each task of the training split the teacher (any chat model; the local 1.5B 
 ``samples`` times in the executor's ``thought`` mode (:mod:`evals.executor_prompts`): a short thought,
 then the calls as JSON. The first sample is greedy, the others are drawn at ``temperature`` so that
 self-consistency can find a correct trajectory where the greedy one is wrong. Every task gets its
-greedy sample before any gets a second, so a run stopped early still covers the tasks. One JSON line per
+greedy sample before any gets a second, and the categories take turns, so a run stopped early
+still covers them all. One JSON line per
 sample is appended to ``trajectories.jsonl`` as soon as it is written, so a stopped run resumes.
 """
 
@@ -35,6 +36,15 @@ class SynthesisOptions:
     samples: int = 3
     temperature: float = 0.8
     timeout_s: float = 180.0
+
+
+def interleaved(tasks: list[BfclTask]) -> list[BfclTask]:
+    """The tasks round-robin over their categories, so a run stopped early covers every category."""
+    by_category: dict[str, list[BfclTask]] = {}
+    for task in tasks:
+        by_category.setdefault(task.category, []).append(task)
+    rounds = max((len(group) for group in by_category.values()), default=0)
+    return [group[i] for i in range(rounds) for group in by_category.values() if i < len(group)]
 
 
 def sample_id(task_id: str, sample: int) -> str:
@@ -68,7 +78,9 @@ async def synthesize(
     from tqdm import tqdm
 
     done = finished_ids(out_path)
-    todo = [(t, s) for s in range(options.samples) for t in tasks if sample_id(t.id, s) not in done]
+    todo = [
+        (t, s) for s in range(options.samples) for t in interleaved(tasks) if sample_id(t.id, s) not in done
+    ]
     log.info("%d samples wanted, %d already written", len(tasks) * options.samples, len(done))
     bar = tqdm(total=len(todo), desc="synthesize", unit="sample", file=sys.stderr, disable=not show_progress)
     for task, sample in todo:

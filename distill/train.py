@@ -55,7 +55,7 @@ def load_student(gguf_path: Path, *, with_tokenizer: bool = True) -> tuple[Any, 
     """The model (float32, dequantized) and tokenizer (None unless asked) of a Qwen2 GGUF file.
 
     Building the tokenizer from the GGUF's vocabulary takes over a minute on 2 cores, so it is saved
-    once under ``<distill>/tokenizers/<file stem>`` and read from there afterwards.
+    once beside the model (``<models>/<file stem>.tokenizer/``) and read from there afterwards.
 
     Raises:
         FileNotFoundError: When the file is missing.
@@ -63,13 +63,11 @@ def load_student(gguf_path: Path, *, with_tokenizer: bool = True) -> tuple[Any, 
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from models.distilled import distill_dir
-
     if not gguf_path.is_file():
         raise FileNotFoundError(f"no student GGUF at {gguf_path}: run `aisearch models assemble`")
     tokenizer = None
     if with_tokenizer:
-        saved = distill_dir() / "tokenizers" / gguf_path.stem
+        saved = gguf_path.with_name(gguf_path.stem + ".tokenizer")
         if (saved / "tokenizer_config.json").is_file():
             tokenizer = AutoTokenizer.from_pretrained(str(saved))
         else:

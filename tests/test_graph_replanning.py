@@ -262,7 +262,9 @@ async def test_augmentation_that_builds_on_a_waiting_task_makes_no_cycle(team: T
     assert path[-1] == "writer" and state["answer"]["text"]
 
 
-async def test_a_plan_that_cannot_be_made_valid_goes_to_the_writer_saying_why(team: Team, hub: ToolHub) -> None:
+async def test_a_plan_that_cannot_be_made_valid_goes_to_the_writer_saying_why(
+    team: Team, hub: ToolHub
+) -> None:
     """Whatever broke the plan (here a cyclic one restored from a checkpoint), the node never raises."""
     team["planner"].on(PLANNER, {"reasoning": "look again", "tasks": [{"id": "t9", "goal": "Look again"}]})
     cyclic = [
