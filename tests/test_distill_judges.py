@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage
 from distill.curate import curate
 from distill.examples import examples_for
 from distill.judges import judge_correct, judge_efficient, parse_reply
+from distill.synthesize import interleaved
 from evals.bfcl_calls import read_calls
 from evals.bfcl_data import load_category, load_tasks
 from evals.bfcl_run import messages_for
@@ -146,3 +147,26 @@ def test_the_contract_has_every_key_and_null_for_a_missing_executor() -> None:
     assert result["by_category"]["simple_python"]["base_acc"] == 1.0
     assert result["by_category"]["irrelevance"]["distilled_acc"] is None
     assert result["by_category"]["irrelevance"]["n"] == 1
+
+
+def test_synthesis_lets_the_categories_take_turns() -> None:
+    tasks = load_tasks(FIXTURE_DATA)
+    order = [t.category for t in interleaved(tasks)]
+    assert sorted(order) == sorted(t.category for t in tasks)
+    first_round = order[: len({t.category for t in tasks})]
+    assert len(set(first_round)) == len(first_round)
+
+
+def test_an_exported_distilled_file_becomes_the_executor_default(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    from models.config import load_model_settings
+    from models.distilled import DISTILLED_ALIAS, distilled_gguf
+
+    monkeypatch.setenv("AISEARCH_DISTILL_DIR", str(tmp_path))
+    assert load_model_settings(env={}).role("executor").model == "qwen2.5-coder-0.5b-instruct"
+    path = distilled_gguf()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"GGUF")
+    path.with_name(path.name + ".json").write_text("{}")
+    assert load_model_settings(env={}).role("executor").model == DISTILLED_ALIAS
+    assert load_model_settings(env={"AISEARCH_EXECUTOR_MODEL": "x"}).role("executor").model == "x"
+    assert load_model_settings(env={}).role("writer").model == "qwen2.5-coder-1.5b-instruct"
