@@ -1,8 +1,8 @@
 """The whole distillation pipeline end to end on a tiny budget, with the REAL local models.
 
 Marked ``local_model``. The run uses a temporary cache (its own server, state and distill folder;
-the assembled GGUFs and BFCL's data are linked in from the normal cache), the 0.5B as its own
-teacher on two training tasks, two LoRA steps on the last layer, a Q8_0 export, and the executor
+the assembled GGUFs and BFCL's data are linked in from the normal cache), the 1.5B teacher on
+two training tasks, two LoRA steps on the last layer, a Q8_0 export, and the executor
 evaluation on one test task with the exported model hosted by the local server.
 """
 
@@ -59,9 +59,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
 
 
 def test_synthesize_curate_train_export_and_evaluate(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    teacher = ["--teacher-model", "qwen2.5-coder-0.5b-instruct"]
-    tasks = ["--category", "simple_python", "--category", "irrelevance", "--n", "1"]
-    run(capsys, "distill", "synthesize", *teacher, *tasks, "--samples", "1", "-q")
+    tasks = ["--category", "simple_python", "--category", "multiple", "--n", "1"]
+    run(capsys, "distill", "synthesize", *tasks, "--samples", "1", "-q")
     counts = run(capsys, "distill", "curate")
     assert counts["trajectories"] == 2 and counts["kept"] >= 1
     budget = run(capsys, "distill", "train", "--max-steps", "2", "--layers", "1", "-q")
