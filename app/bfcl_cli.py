@@ -14,6 +14,7 @@ from typing import Any
 from app.commands import Handler, command_group, echo, guarded
 from evals.bfcl_data import DEFAULT_CATEGORIES, SPLITS, is_relevance
 from evals.bfcl_fetch import BfclDataError
+from evals.bfcl_run import MODES
 from models.config import ROLES, ConfigError
 
 log = logging.getLogger(__name__)
@@ -134,10 +135,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     bfcl.add_argument(
         "--mode",
-        choices=("fc", "prompt"),
+        choices=MODES,
         default="fc",
         help="fc: the functions as OpenAI tools (default); prompt: BFCL's prompting mode, the functions "
-        "in the system prompt and the calls written as [f(a=1)]",
+        "in the system prompt and the calls written as [f(a=1)]; thought / nothought: the distilled "
+        "executor's JSON prompts (a thought then the calls, or the calls only)",
     )
     bfcl.add_argument("--n", type=int, help="the first N tasks of each category in the split (default all)")
     bfcl.add_argument("--timeout", type=float, help="seconds per task (default: the role's timeout)")

@@ -27,9 +27,11 @@ from rich.progress import (
 from app.bench_cli import register as register_bench
 from app.bfcl_cli import register as register_bfcl
 from app.commands import run_settings
+from app.distill_cli import register as register_distill
 from app.docs_cli import register as register_docs
 from app.docs_cli import use_docs_server
 from app.eval_cli import register as register_eval
+from app.executor_cli import register as register_executor
 from app.human_cli import ask_in_thread, can_ask
 from app.index_cli import register as register_index
 from app.mcp_cli import register as register_mcp
@@ -244,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     register_docs(sub)
     register_eval(sub)
     register_bfcl(sub)
+    register_distill(sub)
+    register_executor(sub)
     register_bench(sub)
     register_tools(sub)
     register_tools_config(sub)

@@ -63,8 +63,9 @@ def cmd_models_status(args: argparse.Namespace) -> int:
     """Print whether the local server runs, and the bundled models' assembly state; exit 3 if stopped."""
     info = server_status()
     models = status()
+    executor = executor_status()
     if args.json:
-        _print_json({"server": info, "models": models})
+        _print_json({"server": info, "models": models, "executor": executor})
         return 0 if info["running"] else 3
     if info["running"]:
         healthy = info.get("healthy")
@@ -80,7 +81,23 @@ def cmd_models_status(args: argparse.Namespace) -> int:
         )
         parts = "" if row["parts_installed"] else " (part packages not installed)"
         echo(f"model {row['alias']}: {state}{parts}: {row['path']}")
+    kind = "distilled" if executor["distilled"] else "base"
+    echo(f"executor: {executor['model']} ({kind}; distilled file: {executor['distilled_file']})")
     return 0 if info["running"] else 3
+
+
+def executor_status() -> dict[str, Any]:
+    """Which model the executor role runs, and whether it is the distilled one."""
+    from models.config import load_model_settings
+    from models.distilled import DISTILLED_ALIAS, distilled_available, distilled_gguf
+
+    model = load_model_settings().role("executor").model
+    present = distilled_available()
+    return {
+        "model": model,
+        "distilled": model == DISTILLED_ALIAS,
+        "distilled_file": str(distilled_gguf()) if present else None,
+    }
 
 
 def cmd_models_stop(args: argparse.Namespace) -> int:

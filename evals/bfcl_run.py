@@ -5,7 +5,8 @@ Each task is one step: the question's messages go to the chat model once, in one
 * ``fc`` (function calling, the default): a short system prompt (the persona and task of BFCL's own
   prompts) and the task's functions as OpenAI ``tools`` (``tool_choice="auto"``);
 * ``prompt``: BFCL's default prompting-mode system prompt, with the functions as JSON in it and the
-  calls asked for as ``[func(a=1), ...]``; no ``tools`` are sent.
+  calls asked for as ``[func(a=1), ...]``; no ``tools`` are sent;
+* ``thought`` / ``nothought``: the distilled executor's JSON prompts (:mod:`evals.executor_prompts`).
 
 The reply's ``tool_calls``, or the calls written in its text, are scored by BFCL's checker
 (:mod:`evals.bfcl_score`). The step's wall time is its latency. An endpoint error or a timeout is
@@ -35,6 +36,7 @@ from evals.bfcl_data import DEFAULT_CATEGORIES, BfclTask, split_of
 from evals.bfcl_fetch import BFCL_PACKAGE, BFCL_VERSION
 from evals.bfcl_schema import ToolSet
 from evals.bfcl_score import Scorer
+from evals.executor_prompts import EXECUTOR_MODES, executor_system_prompt
 from evals.qa_runner import RESULTS_DIR, check_resume, environment, finished_ids
 from evals.summary import load_records
 
@@ -55,7 +57,7 @@ PROMPT_MODE_SYSTEM = (
     "You SHOULD NOT include any other text in the response.\n\n"
     "Here is a list of functions in JSON format that you can invoke.\n{functions}\n"
 )  # BFCL's default prompting-mode system prompt (its _DEFAULT_SYSTEM_PROMPT, single-turn)
-MODES: tuple[str, ...] = ("fc", "prompt")
+MODES: tuple[str, ...] = ("fc", "prompt", *EXECUTOR_MODES)
 
 
 @dataclass
@@ -96,6 +98,8 @@ def messages_for(task: BfclTask, mode: str = "fc") -> list[dict[str, Any]]:
     """The chat messages of a task: the mode's system prompt first (merged into the task's own, if any)."""
     if mode == "prompt":
         system = PROMPT_MODE_SYSTEM.format(functions=json.dumps(task.functions, indent=4))
+    elif mode in EXECUTOR_MODES:
+        system = executor_system_prompt(task.functions, mode)
     else:
         system = SYSTEM_PROMPT
     messages = [dict(m) for m in task.messages]

@@ -40,6 +40,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from models.config_files import read_config_text, validation_line
+from models.distilled import DISTILLED_ALIAS, distilled_available
 
 Role = Literal["master", "planner", "executor", "writer"]
 ROLES: tuple[Role, ...] = ("master", "planner", "executor", "writer")
@@ -83,13 +84,13 @@ class RoleSettings(BaseModel):
 class LocalServerSettings(BaseModel):
     """The embedded llama.cpp server (used by roles whose base_url is ``local``).
 
-    ``chat_format``: llama-cpp-python chat handler (``chatml-function-calling`` gives OpenAI
-    ``tool_calls`` and JSON-schema ``response_format``). ``keep_running``: leave a server that a
-    one-shot command started running for reuse, until it has had no request for ``idle_minutes``
-(it then exits and gives its memory back; the next run starts it again). ``resident_models``: keep every served model loaded
-    (no reload when roles alternate). ``gguf``: alias -> path of your own GGUF files
-    (``[local.gguf]`` or ``AISEARCH_LOCAL_GGUF="alias=path;alias2=path"``); a role's ``model`` may
-    also be a path to a ``.gguf`` file. See ``models/local_server.py``.
+        ``chat_format``: llama-cpp-python chat handler (``chatml-function-calling`` gives OpenAI
+        ``tool_calls`` and JSON-schema ``response_format``). ``keep_running``: leave a server that a
+        one-shot command started running for reuse, until it has had no request for ``idle_minutes``
+    (it then exits and gives its memory back; the next run starts it again). ``resident_models``: keep every served model loaded
+        (no reload when roles alternate). ``gguf``: alias -> path of your own GGUF files
+        (``[local.gguf]`` or ``AISEARCH_LOCAL_GGUF="alias=path;alias2=path"``); a role's ``model`` may
+        also be a path to a ``.gguf`` file. See ``models/local_server.py``.
     """
 
     host: str = "127.0.0.1"
@@ -175,8 +176,15 @@ def _read_toml(path: Path, explicit: bool) -> dict[str, Any]:
     return data
 
 
+def default_model(role: Role) -> str:
+    """A role's model when nothing names one: the distilled executor once it is exported."""
+    if role == "executor" and distilled_available():
+        return DISTILLED_ALIAS
+    return DEFAULT_MODELS[role]
+
+
 def _role_values(role: Role, file_models: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
-    values: dict[str, Any] = {"model": DEFAULT_MODELS[role], "max_tokens": DEFAULT_MAX_TOKENS[role]}
+    values: dict[str, Any] = {"model": default_model(role), "max_tokens": DEFAULT_MAX_TOKENS[role]}
     values.update(file_models.get("default", {}))
     values.update(file_models.get(role, {}))
     for field in ("model", "base_url", "api_key"):

@@ -52,6 +52,7 @@ from filelock import FileLock
 
 from models.assemble import REGISTRY, assemble, cache_dir, models_dir
 from models.config import DEFAULT_MODELS, ROLES, ModelSettings
+from models.distilled import DISTILLED_ALIAS, distilled_gguf
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +121,8 @@ def _model_ref(alias: str, settings: ModelSettings) -> Path | None:
     """The path an alias resolves to, or None for a registry model (assembled at start)."""
     if alias in settings.local.gguf:
         return Path(settings.local.gguf[alias]).expanduser()
+    if alias == DISTILLED_ALIAS:
+        return distilled_gguf()
     if alias in REGISTRY:
         return None
     if alias.endswith(".gguf"):

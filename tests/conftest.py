@@ -34,6 +34,8 @@ os.environ.setdefault("LANGSMITH_TRACING", "false")
 os.environ["AISEARCH_INDEX_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-index-")
 # nor the user's tool index, run vector cache or server listings
 os.environ["AISEARCH_TOOLS_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-tools-")
+# nor the user's distillation work: the executor role's default stays the bundled model
+os.environ["AISEARCH_DISTILL_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-distill-")
 os.environ["AISEARCH_DOCSEARCH_DEFAULT_BUILD"] = "0"
 # nor the user's tool history (kept beside the thread store)
 TEST_DB = Path(tempfile.mkdtemp(prefix="aisearch-test-db-")) / "threads.sqlite"

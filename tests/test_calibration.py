@@ -8,8 +8,16 @@ from core.plan import Task
 
 
 def reply(complexity: str, facts: list[str], external: bool = True) -> AssessmentReply:
-    return AssessmentReply(rationale="r", resolved_query="q", intent="i", facts_to_find=facts, complexity=complexity,
-                           needs_external_info=external, needs_decomposition=False, strategy="direct")
+    return AssessmentReply(
+        rationale="r",
+        resolved_query="q",
+        intent="i",
+        facts_to_find=facts,
+        complexity=complexity,
+        needs_external_info=external,
+        needs_decomposition=False,
+        strategy="direct",
+    )
 
 
 def test_comparison_called_simple_by_the_model_is_escalated_to_complex() -> None:
@@ -20,9 +28,14 @@ def test_comparison_called_simple_by_the_model_is_escalated_to_complex() -> None
 
 
 def test_two_outside_facts_make_a_query_complex_but_a_definition_stays_simple() -> None:
-    two = calibrate(reply("simple", ["director of Titanic", "his birth year"]), "Who directed Titanic and when was he born?")
+    two = calibrate(
+        reply("simple", ["director of Titanic", "his birth year"]),
+        "Who directed Titanic and when was he born?",
+    )
     assert (two.complexity, two.escalated) == ("complex", "facts")
-    zip_doc = calibrate(reply("simple", ["zip", "iterables"], external=False), "What does the Python function zip do?")
+    zip_doc = calibrate(
+        reply("simple", ["zip", "iterables"], external=False), "What does the Python function zip do?"
+    )
     assert zip_doc.complexity == "simple" and zip_doc.escalated is None
 
 
@@ -35,8 +48,13 @@ def test_time_and_arithmetic_are_at_least_moderate_and_the_model_is_never_lowere
 def test_replanned_tasks_reusing_taken_ids_are_renumbered_with_their_references() -> None:
     tasks = [
         Task(id="t1", goal="Caesar's birth year"),
-        Task(id="t2", goal="difference of {{t1}} and t0", tool="python.calculate",
-             args={"expression": "{{t0}} - {{t1.year}}"}, deps=["t0", "t1"]),
+        Task(
+            id="t2",
+            goal="difference of {{t1}} and t0",
+            tool="python.calculate",
+            args={"expression": "{{t0}} - {{t1.year}}"},
+            deps=["t0", "t1"],
+        ),
     ]
     renamed = _renumber(tasks, taken={"t0", "t1", "t2"})
     assert [t.id for t in renamed] == ["t3", "t4"]
@@ -55,5 +73,7 @@ def test_a_resolved_query_that_answers_instead_of_restating_is_dropped() -> None
     assert usable_resolution("How many days until 2026-12-25?", "How many days until Christmas?") == (
         "How many days until 2026-12-25?"
     )
-    assert usable_resolution("When was Marie Curie born?", "When was she born?") == "When was Marie Curie born?"
+    assert (
+        usable_resolution("When was Marie Curie born?", "When was she born?") == "When was Marie Curie born?"
+    )
     assert usable_resolution("What is 2+2? " * 20, "What is 2+2?") == "What is 2+2?"

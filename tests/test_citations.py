@@ -8,12 +8,19 @@ from core.state import Evidence
 
 def source(title: str, content: str, kind: str = "document") -> Evidence:
     """A numbered source of the Writer's prompt."""
-    return Evidence(id=title.lower(), kind=kind, title=title, source=f"docs/{title}", content=content, task_id="t1")  # type: ignore[typeddict-item]
+    return Evidence(
+        id=title.lower(), kind=kind, title=title, source=f"docs/{title}", content=content, task_id="t1"
+    )  # type: ignore[typeddict-item]
 
 
-JSON = source("json", "If indent is a non-negative integer, JSON array elements and object members are "
-                      "pretty-printed with that indent level by json.dumps().")
-BRIDGE = source("Kestrel Bridge", "The Kestrel Bridge is a steel arch bridge over the river Ome, opened in 1932.")
+JSON = source(
+    "json",
+    "If indent is a non-negative integer, JSON array elements and object members are "
+    "pretty-printed with that indent level by json.dumps().",
+)
+BRIDGE = source(
+    "Kestrel Bridge", "The Kestrel Bridge is a steel arch bridge over the river Ome, opened in 1932."
+)
 
 
 def test_an_uncited_sentence_gets_the_source_that_supports_it() -> None:
@@ -21,7 +28,10 @@ def test_an_uncited_sentence_gets_the_source_that_supports_it() -> None:
 
     check = check_citations(text, [JSON, BRIDGE])
 
-    assert check.text == "Use json.dumps with a non-negative indent to pretty-print JSON [1]. The bridge opened in 1932 [2]."
+    assert (
+        check.text
+        == "Use json.dumps with a non-negative indent to pretty-print JSON [1]. The bridge opened in 1932 [2]."
+    )
     assert [a["n"] for a in check.attributed] == [1] and check.dropped == []
 
 

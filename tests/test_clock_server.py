@@ -151,7 +151,9 @@ def test_date_arithmetic(pinned_clock: None) -> None:
     assert shift_date("2024-01-31", months=1).endswith("= 2024-02-29 (Thursday)")
     assert shift_date("today", weeks=-6).endswith("= 2026-10-11 (Sunday)")
     assert shift_date("tomorrow").startswith("2026-11-23 (Monday)")
-    assert shift_date("2026-11-22 09:24 UTC", days=1).endswith("= 2026-11-23 (Monday)")  # a model-written date-time
+    assert shift_date("2026-11-22 09:24 UTC", days=1).endswith(
+        "= 2026-11-23 (Monday)"
+    )  # a model-written date-time
     assert "-325 days" in date_diff("2026-11-22", "2026-01-01")
     assert "0 years, 1 month, 1 day" in date_diff("2024-01-31", "2024-03-01")
     with pytest.raises(ValueError, match="outside the supported years"):

@@ -199,10 +199,24 @@ def test_the_cli_prints_quotes_the_model_wrote_as_character_references() -> None
     console = Console(record=True, width=200)
     printer = ProgressPrinter(console)
     # qwen2.5-coder-1.5b's reply in the README's example, in the pieces a tokenizer streams
-    for token in ["395", "\n", "[1] calculate({", "&#", "34", ";expression", "&#34;", ": 1}) for AT&", "T &", "copy"]:
+    for token in [
+        "395",
+        "\n",
+        "[1] calculate({",
+        "&#",
+        "34",
+        ";expression",
+        "&#34;",
+        ": 1}) for AT&",
+        "T &",
+        "copy",
+    ]:
         printer.token(token, "m")
     printer.finish()
-    assert console.export_text().splitlines()[1:] == ['395', '[1] calculate({"expression": 1}) for AT&T &copy']
+    assert console.export_text().splitlines()[1:] == [
+        "395",
+        '[1] calculate({"expression": 1}) for AT&T &copy',
+    ]
 
 
 async def test_a_run_without_judge_is_judged_afterwards_resumably_and_its_summary_rewritten(
@@ -217,7 +231,9 @@ async def test_a_run_without_judge_is_judged_afterwards_resumably_and_its_summar
     assert "judge_agreement" not in json.loads((run_dir / "summary.json").read_text())
 
     first = await judge_run(run_dir, Judge(judge, constrain=False), n=2)
-    assert first["judged_later"]["now"] == 2 and len(judge.calls) == 2 * 5  # 2 systems x 2 verdicts + pairwise
+    assert (
+        first["judged_later"]["now"] == 2 and len(judge.calls) == 2 * 5
+    )  # 2 systems x 2 verdicts + pairwise
     rest = await judge_run(run_dir, Judge(judge, constrain=False))
     assert rest["judged_later"] == {**rest["judged_later"], "now": 1, "total": 3}
     assert await judge_run(run_dir, Judge(judge, constrain=False)) and len(judge.calls) == 3 * 5, "all judged"

@@ -239,7 +239,9 @@ def test_summarise_hand_made_fixture():
     assert (s["baseline_latency_p50_s"], s["baseline_latency_p80_s"]) == (approx(8.0), approx(29.4))
     assert s["latency_ratio_p50"] == approx(3.125)
     assert s["errors"] == 2
-    assert s["by_comparison"]["earlier: settled"]["n"] == 1 and s["by_comparison"]["earlier: settled"]["em"] == 1
+    assert (
+        s["by_comparison"]["earlier: settled"]["n"] == 1 and s["by_comparison"]["earlier: settled"]["em"] == 1
+    )
     assert s["by_comparison"]["whole"]["n"] == 2, "q2 and q3; q4's error is its own group"
     assert s["errors_by_system"] == {"aisearch": 1, "rag": 1, "closed_book": 0}
 

@@ -148,7 +148,8 @@ async def test_executor_subqueries_are_generated_once_per_model_and_cached(tmp_p
     from tests.support.fakes import EXEC_SUBQUERIES, ScriptedChatModel
 
     model = ScriptedChatModel().on(
-        lambda p: EXEC_SUBQUERIES in p and "Task: How long is the river" in p, {"queries": ["Kestrel Bridge", "River Ome length"]}
+        lambda p: EXEC_SUBQUERIES in p and "Task: How long is the river" in p,
+        {"queries": ["Kestrel Bridge", "River Ome length"]},
     )
     model.on(EXEC_SUBQUERIES, lambda p: {"queries": [p.split("Task: ")[-1].splitlines()[0]]})
     cache = tmp_path / "subqueries.jsonl"
@@ -165,7 +166,10 @@ async def test_executor_subqueries_are_generated_once_per_model_and_cached(tmp_p
 
 
 def test_cli_adds_the_executor_models_sub_queries(
-    hotpot: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    hotpot: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from tests.support.fake_openai import fake_openai
     from tests.support.fakes import EXEC_SUBQUERIES
@@ -173,9 +177,21 @@ def test_cli_adds_the_executor_models_sub_queries(
     dev, corpus = hotpot
     (tmp_path / "config.toml").touch()
     monkeypatch.setenv("AISEARCH_CONFIG", str(tmp_path / "config.toml"))
-    with fake_openai([(EXEC_SUBQUERIES, {"queries": ["Kestrel Bridge river", "River Ome length"]})]) as endpoint:
+    with fake_openai(
+        [(EXEC_SUBQUERIES, {"queries": ["Kestrel Bridge river", "River Ome length"]})]
+    ) as endpoint:
         monkeypatch.setenv("AISEARCH_BASE_URL", endpoint.url)
-        argv = ["eval", "retrieval", "--data", str(dev), "--corpus", str(corpus), "--json", "--no-write", "-q"]
+        argv = [
+            "eval",
+            "retrieval",
+            "--data",
+            str(dev),
+            "--corpus",
+            str(corpus),
+            "--json",
+            "--no-write",
+            "-q",
+        ]
         assert index_cli([*argv, "--executor-subqueries", "--index-dir", str(tmp_path / "index")]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert "hybrid_subqueries" in printed["rankers"] and printed["subqueries"]["generated"] == 3

@@ -22,15 +22,22 @@ async def test_insufficient_output_is_refined_and_called_again(team: Team, hub: 
     state, _, _ = await run(team.resources(hub), QUERY)
 
     (result,) = state["results"].values()
-    assert [c["args"] for c in result["tool_calls"]] == [{"person": "Caesar the dictator"}, {"person": "Julius Caesar"}]
+    assert [c["args"] for c in result["tool_calls"]] == [
+        {"person": "Caesar the dictator"},
+        {"person": "Julius Caesar"},
+    ]
     assert result["status"] == "ok" and result["output"] == "100 BC"
     assert len(result["evidence_ids"]) == 2
-    assert len([c for c in team["executor"].calls if EXEC_ARGS in c.prompt]) == 1, "refined args came from the judge"
+    assert len([c for c in team["executor"].calls if EXEC_ARGS in c.prompt]) == 1, (
+        "refined args came from the judge"
+    )
 
 
 async def test_insufficient_after_the_last_round_is_incomplete(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("moderate", resolved=QUERY, intent="birth year lookup"))
-    team["planner"].on(PLANNER, {"tasks": [{"id": "t2", "goal": "Recall when Caesar was born", "tool": None}]})
+    team["planner"].on(
+        PLANNER, {"tasks": [{"id": "t2", "goal": "Recall when Caesar was born", "tool": None}]}
+    )
     team["executor"].on(EXEC_ARGS, {"person": "Nobody"})
     team["executor"].on(EXEC_JUDGE, {"sufficient": False, "result": "no record"})
     team["executor"].on("Solve this sub-task", {"result": "100 BC", "complete": True})
@@ -58,4 +65,3 @@ async def test_every_role_prompt_carries_the_current_date(hub: ToolHub) -> None:
 
     for role in ("master", "planner", "executor", "writer"):
         assert "2026-11-22" in team[role].calls[0].prompt, role
-

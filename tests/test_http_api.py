@@ -402,4 +402,3 @@ def test_threads_in_postgres_survive_a_restart(endpoint: Any, tmp_path: Path) ->
                 assert stored.fetchone()[0] > 0, "the checkpoints are in Postgres"
         finally:
             server.stop()
-

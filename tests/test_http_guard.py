@@ -26,7 +26,10 @@ def client(env: dict[str, str], host: str = "127.0.0.1:8321") -> TestClient:
 def test_the_api_token_is_its_own_variable_not_the_model_key() -> None:
     model_key_only = client({"AISEARCH_API_KEY": "sk-provider"})
     assert model_key_only.get("/input_schema").status_code == 200, "a model key does not turn auth on"
-    assert model_key_only.get("/input_schema", headers={"Authorization": "Bearer sk-provider"}).status_code == 200
+    assert (
+        model_key_only.get("/input_schema", headers={"Authorization": "Bearer sk-provider"}).status_code
+        == 200
+    )
     guarded = client({"AISEARCH_HTTP_TOKEN": "api-token", "AISEARCH_API_KEY": "sk-provider"})
     assert guarded.get("/input_schema").status_code == 401
     assert guarded.get("/input_schema", headers={"Authorization": "Bearer sk-provider"}).status_code == 401
@@ -71,5 +74,7 @@ def test_serve_adds_the_bound_address_to_the_configured_names() -> None:
     assert served_hosts("127.0.0.1", "") == "localhost,127.0.0.1,::1"
     assert served_hosts("10.0.0.5", "search.example.org") == "search.example.org,10.0.0.5"
     assert served_hosts("0.0.0.0", "search.example.org") == "search.example.org"
-    assert served_hosts("0.0.0.0", "") == "*", "a wildcard bind with no names cannot be checked (a warning says so)"
+    assert served_hosts("0.0.0.0", "") == "*", (
+        "a wildcard bind with no names cannot be checked (a warning says so)"
+    )
     assert served_hosts("10.0.0.5", "*") == "*"

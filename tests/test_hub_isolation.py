@@ -192,12 +192,16 @@ async def test_a_run_whose_tools_misbehave_ends_in_an_answer_that_says_what_fail
     }
     team["planner"].on(PLANNER, plan)
     team["executor"].on(EXEC_ARGS, {"text": "ab", "times": 2})
-    team["executor"].on(EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].split("\n")[0]})
+    team["executor"].on(
+        EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].split("\n")[0]}
+    )
     team["writer"].on(WRITER, "ab ab [1]; the wait could not be done.")
     settings = make_settings(max_replans=0, max_executor_rounds=1, tool_timeout_s=0.5)
 
     async with ToolHub.open({"bad": misbehaving(marker)}, limits=FAST) as hub:
-        state, path, _ = await run(team.resources(hub, settings), "Repeat ab twice, then wait for the archive")
+        state, path, _ = await run(
+            team.resources(hub, settings), "Repeat ab twice, then wait for the archive"
+        )
 
     results = state["results"]
     assert results["t1"]["status"] == "ok" and results["t1"]["output"] == "ab ab"

@@ -24,7 +24,11 @@ def test_title_key_drops_the_disambiguation() -> None:
 def test_a_text_names_documents_by_whole_words_in_order_of_mention() -> None:
     links = TitleLinks(PASSAGES)
     text = "Built by Miriam Calloway, it appears in Queen of Blood. Up the coast lies Parisian H. G. Wells."
-    assert [d.title for d in links.mentioned(text)] == ["Miriam Calloway", "Queen of Blood (film)", "H. G. Wells"]
+    assert [d.title for d in links.mentioned(text)] == [
+        "Miriam Calloway",
+        "Queen of Blood (film)",
+        "H. G. Wells",
+    ]
     assert not links.mentioned("miriam calloway in paris"), "case matters: names are capitalised"
 
 
@@ -36,6 +40,9 @@ def test_a_title_links_to_its_first_passage_and_the_longest_name_wins() -> None:
 
 def test_linked_documents_leave_out_the_passages_own_documents() -> None:
     links = TitleLinks(PASSAGES)
-    texts = ["Who built the Harrow Point Lighthouse?", "The Harrow Point Lighthouse was built by Miriam Calloway."]
+    texts = [
+        "Who built the Harrow Point Lighthouse?",
+        "The Harrow Point Lighthouse was built by Miriam Calloway.",
+    ]
     found = linked_documents(links, texts, own_titles=["Harrow Point Lighthouse"])
     assert [d.title for d in found] == ["Miriam Calloway"]

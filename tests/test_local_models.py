@@ -161,7 +161,9 @@ def test_an_idle_server_exits_and_the_next_run_starts_it_again(
     monkeypatch.setenv("AISEARCH_CACHE_DIR", str(tmp_path / "server-cache"))
     settings = load_settings(env={})
     gguf = {alias: str(model_path(alias)) for alias in REGISTRY}
-    settings.local = LocalServerSettings(**{**settings.local.model_dump(), "gguf": gguf, "idle_minutes": 0.05})
+    settings.local = LocalServerSettings(
+        **{**settings.local.model_dump(), "gguf": gguf, "idle_minutes": 0.05}
+    )
     try:
         first, started = ensure_server_state(settings)
         assert started

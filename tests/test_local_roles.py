@@ -41,7 +41,9 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     mp = pytest.MonkeyPatch()
     mp.setenv("AISEARCH_CACHE_DIR", str(tmp_path_factory.mktemp("server-cache")))
     base = load_settings(env={})
-    base.local = LocalServerSettings(**{**base.local.model_dump(), "gguf": {a: str(model_path(a)) for a in REGISTRY}})
+    base.local = LocalServerSettings(
+        **{**base.local.model_dump(), "gguf": {a: str(model_path(a)) for a in REGISTRY}}
+    )
     try:
         with running_server(base, stop_on_exit=True) as url:
             for role in base.roles.values():
@@ -65,24 +67,42 @@ async def hub() -> AsyncIterator[ToolHub]:
         ("Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?", "planner"),
     ],
 )
-async def test_master_returns_a_valid_assessment_and_routes_the_paper_examples(settings, query, route) -> None:
+async def test_master_returns_a_valid_assessment_and_routes_the_paper_examples(
+    settings, query, route
+) -> None:
     prompt = assess_prompt(TODAY, "(none)", query, "(none)")
-    result = await structured_call(build_chat_model("master", settings), [HumanMessage(prompt)], AssessmentReply,
-                                   constrain=True, repair=False)
+    result = await structured_call(
+        build_chat_model("master", settings),
+        [HumanMessage(prompt)],
+        AssessmentReply,
+        constrain=True,
+        repair=False,
+    )
     assert route_for(calibrate(result.value, query)) == route
 
 
 async def test_planner_writes_a_valid_dag_for_the_comparison(settings, hub) -> None:
     candidates = [spec.brief() for name, spec in hub.specs.items() if name.startswith("python.")]
-    prompt = render("planner_plan", today=TODAY, max_tasks=6, strategy="parallel", tools=describe_tools(candidates),
-                    context="", query="Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?")
+    prompt = render(
+        "planner_plan",
+        today=TODAY,
+        max_tasks=6,
+        strategy="parallel",
+        tools=describe_tools(candidates),
+        context="",
+        query="Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?",
+    )
 
     def check(sketch: PlanSketch):
-        return validate_plan({"tasks": [t.model_dump() for t in sketch.tasks]},
-                             candidate_tools=[c["name"] for c in candidates], max_tasks=6)
+        return validate_plan(
+            {"tasks": [t.model_dump() for t in sketch.tasks]},
+            candidate_tools=[c["name"] for c in candidates],
+            max_tasks=6,
+        )
 
-    result = await structured_call(build_chat_model("planner", settings), [HumanMessage(prompt)], PlanSketch,
-                                   check=check, constrain=True)  # parse → validate → one repair round, as in the graph
+    result = await structured_call(
+        build_chat_model("planner", settings), [HumanMessage(prompt)], PlanSketch, check=check, constrain=True
+    )  # parse → validate → one repair round, as in the graph
     assert len(result.value.tasks) >= 2
 
 
@@ -127,14 +147,25 @@ async def stdlib_hub(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
         yield opened
 
 
-async def test_a_standard_library_question_is_searched_and_answered_with_citations(settings, stdlib_hub) -> None:
+async def test_a_standard_library_question_is_searched_and_answered_with_citations(
+    settings, stdlib_hub
+) -> None:
     resources = Run(settings, lambda role: build_chat_model(role, settings), stdlib_hub)
     state, path, _ = await run(resources, "How do I pretty-print JSON in Python?")
     assert state["route"] != "writer_only", (state["assessment"]["probe"], state["assessment"]["escalated"])
-    searches = [c for r in state["results"].values() for c in r["tool_calls"] if c["tool"] == "docsearch.search"]
+    searches = [
+        c for r in state["results"].values() for c in r["tool_calls"] if c["tool"] == "docsearch.search"
+    ]
     assert searches and all(c["ok"] for c in searches)
     citations = [c for c in state["answer"]["citations"] if c["kind"] == "document"]
     assert citations, state["answer"]["text"]
-    stored = IndexStore(stdlib_hub.index_dir).collection("docs").chroma().get(ids=[c["evidence_id"] for c in citations])
-    assert len(stored["ids"]) == len({c["evidence_id"] for c in citations}), "citations point at real passages"
+    stored = (
+        IndexStore(stdlib_hub.index_dir)
+        .collection("docs")
+        .chroma()
+        .get(ids=[c["evidence_id"] for c in citations])
+    )
+    assert len(stored["ids"]) == len({c["evidence_id"] for c in citations}), (
+        "citations point at real passages"
+    )
     assert any(c["title"] == "json" for c in citations)

@@ -73,7 +73,9 @@ async def test_a_dead_endpoint_still_ends_in_an_answer_that_says_what_failed(hot
     assert answer["sources"], "what was found is still listed"
 
 
-async def test_a_prompt_past_the_context_is_retried_with_fewer_sources(team: Team, hotpot_hub: ToolHub) -> None:
+async def test_a_prompt_past_the_context_is_retried_with_fewer_sources(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
     team["master"].on(MASTER, assessment("moderate", "direct", resolved=BRIDGE))
     rules = [(ANSWER_TURN, "Dunmore"), ("In one sentence", "She was born in Dunmore [1].")]
     with fake_openai(rules, max_prompt_chars=900) as server:
@@ -100,7 +102,9 @@ async def test_a_failed_explanation_keeps_the_short_answer(team: Team, hotpot_hu
 
     answer = state["answer"]
     assert answer["short"] == "Dunmore" and answer["text"] == "Dunmore"
-    assert any("the written answer (the model endpoint rejected the prompt" in gap for gap in answer["missing"])
+    assert any(
+        "the written answer (the model endpoint rejected the prompt" in gap for gap in answer["missing"]
+    )
 
 
 def test_the_error_descriptions_name_what_happened() -> None:
@@ -114,6 +118,8 @@ def test_the_error_descriptions_name_what_happened() -> None:
         body=None,
     )
     assert is_context_overflow(overflow)
-    assert describe_model_error(overflow) == "the model endpoint rejected the prompt as longer than its context"
+    assert (
+        describe_model_error(overflow) == "the model endpoint rejected the prompt as longer than its context"
+    )
     assert describe_model_error(openai.APITimeoutError(request=request)) == "the model endpoint timed out"
     assert describe_model_error(TimeoutError()) == "the model endpoint timed out"

@@ -25,7 +25,7 @@ def test_extract_json_takes_the_last_object_after_reasoning_and_fences() -> None
 
 def test_extract_json_reads_the_html_escaped_quotes_of_the_local_coder_models() -> None:
     # the reply of qwen2.5-coder-1.5b to the decomposer's prompt, as the local server returned it
-    reply = '{&#34;tasks&#34;: [&#34;identify Nvidia stock&#34;, &#34;collect financial data&#34;]}'
+    reply = "{&#34;tasks&#34;: [&#34;identify Nvidia stock&#34;, &#34;collect financial data&#34;]}"
     assert extract_json(reply) == {"tasks": ["identify Nvidia stock", "collect financial data"]}
     assert extract_json('{"q": "AT&amp;T"}') == {"q": "AT&amp;T"}  # valid JSON is read as written
 

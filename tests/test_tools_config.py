@@ -67,7 +67,9 @@ def test_a_run_reads_the_user_file_beside_the_config_unless_one_is_set(tmp_path:
 
 
 def test_add_starts_the_server_lists_its_tools_and_later_runs_see_it(tmp_path: Path) -> None:
-    added = tools_cli("add", "envdump", "--env", "GREETING=hi", "--", sys.executable, ENV_SERVER, tmp_path=tmp_path)
+    added = tools_cli(
+        "add", "envdump", "--env", "GREETING=hi", "--", sys.executable, ENV_SERVER, tmp_path=tmp_path
+    )
     assert added.returncode == 0, added.stderr
     assert "added 'envdump'" in added.stdout and "1 tools (environment)" in added.stdout
     entry = json.loads((tmp_path / "mcp.json").read_text())["mcpServers"]["envdump"]

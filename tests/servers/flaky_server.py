@@ -38,10 +38,20 @@ def biography(person: str) -> str:
 def search(query: str, k: int = 2) -> dict:
     """Search the history archive for passages about a person or event."""
     passages = [
-        {"id": "p-wu-1", "title": "Emperor Wu of Han", "source": "archive/wu.md", "score": 0.9,
-         "snippet": "Emperor Wu of Han (156 BC - 87 BC), born Liu Che, was the seventh emperor of Han."},
-        {"id": "p-caesar-1", "title": "Julius Caesar", "source": "archive/caesar.md", "score": 0.8,
-         "snippet": "Gaius Julius Caesar was born on 12 July 100 BC in Rome."},
+        {
+            "id": "p-wu-1",
+            "title": "Emperor Wu of Han",
+            "source": "archive/wu.md",
+            "score": 0.9,
+            "snippet": "Emperor Wu of Han (156 BC - 87 BC), born Liu Che, was the seventh emperor of Han.",
+        },
+        {
+            "id": "p-caesar-1",
+            "title": "Julius Caesar",
+            "source": "archive/caesar.md",
+            "score": 0.8,
+            "snippet": "Gaius Julius Caesar was born on 12 July 100 BC in Rome.",
+        },
     ]
     words = set(query.lower().split())
     hits = [p for p in passages if words & set(p["snippet"].lower().replace(",", " ").split())]

@@ -61,7 +61,9 @@ async def list_tools() -> list[types.Tool]:
             },
         ),
         types.Tool(name="garbage", description="Answer after invalid UTF-8.", inputSchema={"type": "object"}),
-        types.Tool(name="hang", description="Wait for the archive (never answers).", inputSchema={"type": "object"}),
+        types.Tool(
+            name="hang", description="Wait for the archive (never answers).", inputSchema={"type": "object"}
+        ),
         types.Tool(name="crash", description="Exit mid-call.", inputSchema={"type": "object"}),
     ]
 

@@ -69,7 +69,11 @@ def client_python() -> Path | str:
 def run_client(python: Path, url: str, query: str) -> dict[str, Any]:
     """Drive ``url`` with ``RemoteRunnable`` and return what each call gave back."""
     done = subprocess.run(
-        [str(python), "-c", CLIENT_SCRIPT, url, query], capture_output=True, text=True, timeout=300, check=False
+        [str(python), "-c", CLIENT_SCRIPT, url, query],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)

@@ -1,0 +1,195 @@
+"""``aisearch distill synthesize|curate|train|export``: the distilled executor, step by step (TURA §4.3).
+
+Every step reads and writes under ``~/.cache/aisearch/distill`` (``AISEARCH_DISTILL_DIR``), shows a
+progress bar and resumes where a stopped run stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from app.commands import Handler, echo, guarded
+from evals.bfcl_data import DEFAULT_CATEGORIES
+from evals.bfcl_fetch import BfclDataError
+from models.config import ConfigError
+
+log = logging.getLogger(__name__)
+
+STUDENT = "qwen2.5-coder-0.5b-instruct"  # the bundled executor, the student
+
+
+def _train_tasks(categories: list[str] | None, n: int | None) -> tuple[Any, list[Any]]:
+    """BFCL's checker root and the training split's tasks (the first ``n`` of each category)."""
+    from evals.bfcl_data import load_tasks
+    from evals.bfcl_fetch import data_dir, ensure_bfcl
+
+    if n is not None and n < 1:
+        raise ValueError("--n takes a positive number of tasks per category")
+    root = ensure_bfcl()
+    tasks = load_tasks(data_dir(root), tuple(dict.fromkeys(categories or DEFAULT_CATEGORIES)), "train", n)
+    if not tasks:
+        raise BfclDataError("no training tasks in the chosen categories")
+    return root, tasks
+
+
+def cmd_synthesize(args: argparse.Namespace) -> int:
+    """Teacher trajectories for the training tasks, appended to ``trajectories.jsonl``."""
+    from distill.paths import TRAJECTORIES, distill_dir
+    from distill.synthesize import SynthesisOptions, synthesize
+    from models.config import load_model_settings
+    from models.factory import build_chat_model
+
+    if args.samples < 1:
+        raise ValueError("--samples takes a positive number")
+    _, tasks = _train_tasks(args.category, args.n)
+    settings = load_model_settings(args.config)
+    overrides = {k: v for k, v in (("model", args.teacher_model), ("base_url", args.base_url)) if v}
+    settings.roles["executor"] = settings.role("executor").model_copy(update=overrides)
+    role = settings.role("executor")
+    model = build_chat_model("executor", settings)
+    options = SynthesisOptions(args.samples, args.temperature, args.timeout or role.timeout_s)
+    out = distill_dir() / TRAJECTORIES
+    written = asyncio.run(
+        synthesize(model, tasks, out, options, teacher=role.model, show_progress=not args.quiet)
+    )
+    echo(json.dumps({"trajectories": str(out), "written_now": written, "tasks": len(tasks)}))
+    return 0
+
+
+def cmd_curate(args: argparse.Namespace) -> int:
+    """Judge the trajectories; write ``curated.jsonl`` and the counts at each stage."""
+    from distill.curate import curate
+    from distill.paths import CURATED, CURATION_REPORT, TRAJECTORIES, distill_dir
+    from evals.bfcl_data import load_tasks
+    from evals.bfcl_fetch import data_dir, ensure_bfcl
+    from evals.bfcl_score import Scorer
+
+    if args.per_task < 1:
+        raise ValueError("--per-task takes a positive number")
+    root = ensure_bfcl()
+    tasks = {t.id: t for t in load_tasks(data_dir(root), DEFAULT_CATEGORIES, "train")}
+    work = distill_dir()
+    counts = curate(work / TRAJECTORIES, tasks, Scorer(root), work / CURATED, args.per_task)
+    (work / CURATION_REPORT).write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
+    echo(json.dumps(counts, indent=2))
+    return 0
+
+
+def _curated_examples(work: Path) -> list[Any]:
+    """The mixed-rationale examples of every curated trajectory."""
+    from distill.examples import examples_for
+    from distill.paths import CURATED
+    from evals.bfcl_data import load_tasks
+    from evals.bfcl_fetch import data_dir, ensure_bfcl
+    from evals.summary import load_records
+
+    path = work / CURATED
+    if not path.is_file():
+        raise FileNotFoundError(f"no curated trajectories at {path}: run `aisearch distill curate` first")
+    tasks = {t.id: t for t in load_tasks(data_dir(ensure_bfcl()), DEFAULT_CATEGORIES, "train")}
+    items = [item for item in load_records(path) if item["task_id"] in tasks]
+    return [example for item in items for example in examples_for(item, tasks[item["task_id"]])]
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """LoRA SFT of the student on the curated examples, within the stated budget."""
+    from distill.examples import encode
+    from distill.paths import TRAIN_DIR, distill_dir
+    from distill.train import TrainOptions, load_student, train
+    from models.assemble import assemble
+
+    options = TrainOptions(
+        max_steps=args.max_steps,
+        max_minutes=args.max_minutes,
+        learning_rate=args.learning_rate,
+        rank=args.rank,
+        layers=args.layers,
+        max_tokens=args.max_tokens,
+    )
+    if options.max_steps < 1 or options.max_minutes <= 0 or options.layers < 1:
+        raise ValueError("--max-steps, --max-minutes and --layers take positive numbers")
+    work = distill_dir()
+    examples = _curated_examples(work)
+    model, tokenizer = load_student(Path(args.student).expanduser() if args.student else assemble(STUDENT))
+    encoded = [e for e in (encode(tokenizer, x, options.max_tokens) for x in examples) if e is not None]
+    log.info("%d of %d examples fit in %d tokens", len(encoded), len(examples), options.max_tokens)
+    budget = train(model, encoded, work / TRAIN_DIR, options, show_progress=not args.quiet)
+    echo(json.dumps({**budget, "out": str(work / TRAIN_DIR)}, indent=2))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Merge the adapter into the student's GGUF and write the distilled executor."""
+    from distill.export import export
+    from distill.paths import TRAIN_DIR, distill_dir, distilled_gguf
+    from distill.train import ADAPTER
+    from models.assemble import assemble
+
+    base = Path(args.student).expanduser() if args.student else assemble(STUDENT)
+    out = Path(args.out).expanduser() if args.out else distilled_gguf()
+    manifest = export(base, distill_dir() / TRAIN_DIR / ADAPTER, out, args.qtype)
+    echo(json.dumps(manifest, indent=2))
+    return 0
+
+
+def _guard(command: Handler) -> Handler:
+    from models.factory import ModelUnavailableError
+    from models.local_server import LocalServerError
+
+    errors = (
+        BfclDataError,
+        ConfigError,
+        ValueError,
+        FileNotFoundError,
+        ModelUnavailableError,
+        LocalServerError,
+    )
+    return guarded(command, errors, code=2)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``aisearch distill synthesize|curate|train|export``."""
+    distill = subparsers.add_parser(
+        "distill",
+        help="distil the executor: teacher trajectories, curation, LoRA training, GGUF export",
+        description="TURA's distilled executor (§4.3) on BFCL's training split. Work goes to "
+        "~/.cache/aisearch/distill (AISEARCH_DISTILL_DIR); every step resumes.",
+    )
+    steps = distill.add_subparsers(dest="distill_command", required=True)
+
+    synth = steps.add_parser("synthesize", help="the teacher writes a thought and the calls per task")
+    synth.add_argument("--teacher-model", default="qwen2.5-coder-1.5b-instruct", help="the teacher model")
+    synth.add_argument("--base-url", help="an OpenAI-compatible endpoint for the teacher (default: local)")
+    synth.add_argument("--category", action="append", help="a BFCL category, repeatable (default: five)")
+    synth.add_argument("--n", type=int, help="the first N training tasks of each category (default all)")
+    synth.add_argument("--samples", type=int, default=3, help="samples per task (default 3)")
+    synth.add_argument("--temperature", type=float, default=0.8, help="of every sample but the first")
+    synth.add_argument("--timeout", type=float, help="seconds per sample (default: the role's timeout)")
+    synth.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    synth.set_defaults(func=_guard(cmd_synthesize))
+
+    cur = steps.add_parser("curate", help="keep the trajectories the correctness and efficiency judges pass")
+    cur.add_argument("--per-task", type=int, default=1, help="distinct call sets kept per task (default 1)")
+    cur.set_defaults(func=_guard(cmd_curate))
+
+    tr = steps.add_parser("train", help="LoRA SFT of the 0.5B student on the curated trajectories")
+    tr.add_argument("--student", help="the student's GGUF file (default: the bundled 0.5B executor)")
+    tr.add_argument("--max-steps", type=int, default=200, help="examples trained on, at most (default 200)")
+    tr.add_argument("--max-minutes", type=float, default=30.0, help="wall-clock budget (default 30)")
+    tr.add_argument("--learning-rate", type=float, default=2e-4, help="AdamW learning rate")
+    tr.add_argument("--rank", type=int, default=8, help="LoRA rank (default 8)")
+    tr.add_argument("--layers", type=int, default=6, help="LoRA on the last N layers (default 6)")
+    tr.add_argument("--max-tokens", type=int, default=1536, help="longer examples are left out")
+    tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    tr.set_defaults(func=_guard(cmd_train))
+
+    ex = steps.add_parser("export", help="merge the adapter and write the distilled executor's GGUF")
+    ex.add_argument("--student", help="the student's GGUF file (default: the bundled 0.5B executor)")
+    ex.add_argument("--out", help="the GGUF file to write (default: where the executor finds it)")
+    ex.add_argument("--qtype", choices=("Q8_0", "F16", "F32"), default="Q8_0", help="of the merged tensors")
+    ex.set_defaults(func=_guard(cmd_export))

@@ -1,0 +1,151 @@
+"""``aisearch distill export``: the trained adapter merged into the executor's GGUF file.
+
+The LoRA adapter is merged into the dequantized student (``peft`` ``merge_and_unload``); the weights it
+changed are written over the base GGUF file's tensors of the same name (``gguf``'s reader and writer,
+names mapped by ``gguf``'s own HF-to-GGUF tensor map), quantized to ``Q8_0`` (or kept ``F16`` / ``F32``),
+and every other tensor and all metadata (tokenizer, chat template) are copied byte for byte. The
+result is one GGUF file llama.cpp loads like the bundled models, written atomically, with a manifest
+``<file>.json`` (sha256, base, adapter, tensors replaced).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+QTYPES: tuple[str, ...] = ("Q8_0", "F16", "F32")
+
+
+class ExportError(RuntimeError):
+    """The adapter or the base file cannot be turned into a distilled GGUF file."""
+
+
+def merged_weights(model: Any, adapter_dir: Path) -> dict[str, np.ndarray]:
+    """The weights the adapter changes, merged (HF names such as ``model.layers.3.mlp.up_proj.weight``).
+
+    Raises:
+        ExportError: When the adapter folder holds no adapter.
+    """
+    from peft import PeftModel
+
+    if not (adapter_dir / "adapter_config.json").is_file():
+        raise ExportError(f"no trained adapter in {adapter_dir}: run `aisearch distill train` first")
+    peft_model = PeftModel.from_pretrained(model, str(adapter_dir))
+    changed = [
+        name for name, module in peft_model.named_modules() if hasattr(module, "lora_A") and module.lora_A
+    ]
+    merged = peft_model.merge_and_unload()
+    state = merged.state_dict()
+    weights = {}
+    for name in changed:
+        key = name.split("base_model.model.", 1)[-1] + ".weight"
+        weights[key] = state[key].detach().float().numpy()
+    return weights
+
+
+def _encode(array: np.ndarray, qtype: str) -> tuple[np.ndarray, Any]:
+    import gguf
+
+    if qtype == "F32":
+        return array.astype(np.float32), None
+    if qtype == "F16":
+        return array.astype(np.float16), None
+    kind = gguf.GGMLQuantizationType.Q8_0
+    return gguf.quants.quantize(array.astype(np.float32), kind), kind
+
+
+def write_gguf(base: Path, weights: dict[str, np.ndarray], out: Path, qtype: str = "Q8_0") -> dict[str, Any]:
+    """``base`` with the tensors of ``weights`` (HF names) replaced, written to ``out``.
+
+    Raises:
+        ExportError: On an unknown qtype, a weight without a tensor in ``base``, or a shape mismatch.
+    """
+    import gguf
+
+    if qtype not in QTYPES:
+        raise ExportError(f"unknown qtype {qtype!r} (choose from {', '.join(QTYPES)})")
+    reader = gguf.GGUFReader(str(base))
+    arch_name = str(reader.fields[gguf.Keys.General.ARCHITECTURE].contents())
+    arch = next((a for a, n in gguf.MODEL_ARCH_NAMES.items() if n == arch_name), None)
+    blocks = int(reader.fields[f"{arch_name}.block_count"].contents())
+    if arch is None:
+        raise ExportError(f"{base}: unknown architecture {arch_name!r}")
+    names = gguf.get_tensor_name_map(arch, blocks)
+    replaced: dict[str, np.ndarray] = {}
+    for hf_name, array in weights.items():
+        name = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+        if name is None:
+            raise ExportError(f"no GGUF tensor for {hf_name}")
+        replaced[name] = array
+    tensors = {t.name: t for t in reader.tensors}
+    for name, array in replaced.items():
+        if name not in tensors:
+            raise ExportError(f"{base} has no tensor {name}")
+        if tuple(int(d) for d in tensors[name].shape) != tuple(reversed(array.shape)):
+            raise ExportError(f"{name}: shape {array.shape} does not fit {tuple(tensors[name].shape)}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    writer = gguf.GGUFWriter(str(partial), arch_name, endianess=reader.endianess)
+    for field in reader.fields.values():
+        if field.name == gguf.Keys.General.ARCHITECTURE or field.name.startswith("GGUF."):
+            continue
+        kind = field.types[0]
+        sub = field.types[-1] if kind == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(field.name, field.contents(), kind, sub_type=sub)
+    encoded = {name: _encode(array, qtype) for name, array in replaced.items()}
+    for tensor in reader.tensors:
+        if tensor.name in encoded:
+            data, raw = encoded[tensor.name]
+            writer.add_tensor_info(tensor.name, data.shape, data.dtype, data.nbytes, raw)
+        else:
+            writer.add_tensor_info(
+                tensor.name, tensor.data.shape, tensor.data.dtype, tensor.data.nbytes, tensor.tensor_type
+            )
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    for tensor in reader.tensors:
+        data = encoded[tensor.name][0] if tensor.name in encoded else tensor.data
+        writer.write_tensor_data(data, tensor_endianess=reader.endianess)
+    writer.close()
+    partial.replace(out)
+    return {"tensors_replaced": sorted(replaced), "qtype": qtype}
+
+
+def sha256_of(path: Path) -> str:
+    """The file's sha256, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def export(base: Path, adapter_dir: Path, out: Path, qtype: str = "Q8_0") -> dict[str, Any]:
+    """Merge the adapter into the base GGUF's student and write ``out`` with its manifest."""
+    from distill.train import load_student
+
+    started = time.perf_counter()
+    model, _ = load_student(base, with_tokenizer=False)
+    written = write_gguf(base, merged_weights(model, adapter_dir), out, qtype)
+    manifest = {
+        "file": str(out),
+        "sha256": sha256_of(out),
+        "bytes": out.stat().st_size,
+        "base": str(base),
+        "adapter": str(adapter_dir),
+        "qtype": qtype,
+        "tensors_replaced": len(written["tensors_replaced"]),
+        "seconds": round(time.perf_counter() - started, 1),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    out.with_name(out.name + ".json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest

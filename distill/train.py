@@ -1,0 +1,235 @@
+"""``aisearch distill train``: LoRA SFT of the student on the curated trajectories (TURA Eq. 8).
+
+The student starts from the executor's GGUF file, which ``transformers`` loads dequantized (Qwen2
+architecture, ``gguf_file=``). LoRA adapters (``peft``) go on the attention and MLP projections of the
+last ``layers`` decoder layers, so the backward pass stops there: that is what makes a CPU run
+affordable (a GPU is used when torch sees one). One example per step (the prompts differ in length), AdamW, loss on the target tokens
+only. The run is bounded by ``max_steps`` and ``max_minutes``; every ``save_every`` steps the adapter,
+the optimizer and the step are saved, so a stopped run resumes. Beside the adapter: ``train.log``
+(one JSON line per step: loss, seconds, peak memory), ``loss_curve.png`` and ``budget.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import resource
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+ADAPTER = "adapter"
+CHECKPOINT = "checkpoint"
+TRAIN_LOG = "train.log"
+LOSS_CURVE = "loss_curve.png"
+BUDGET = "budget.json"
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """The LoRA run and its budget."""
+
+    max_steps: int = 200
+    max_minutes: float = 30.0
+    learning_rate: float = 2e-4
+    rank: int = 8
+    alpha: int = 16
+    layers: int = 6  # LoRA on the last N decoder layers
+    max_tokens: int = 1536  # longer examples are left out
+    save_every: int = 20
+    seed: int = 0
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MiB."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def load_student(gguf_path: Path, *, with_tokenizer: bool = True) -> tuple[Any, Any]:
+    """The model (float32, dequantized) and tokenizer (None unless asked) of a Qwen2 GGUF file.
+
+    Building the tokenizer from the GGUF's vocabulary takes over a minute on 2 cores, so it is saved
+    once beside the model (``<models>/<file stem>.tokenizer/``) and read from there afterwards.
+
+    Raises:
+        FileNotFoundError: When the file is missing.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not gguf_path.is_file():
+        raise FileNotFoundError(f"no student GGUF at {gguf_path}: run `aisearch models assemble`")
+    tokenizer = None
+    if with_tokenizer:
+        saved = gguf_path.with_name(gguf_path.stem + ".tokenizer")
+        if (saved / "tokenizer_config.json").is_file():
+            tokenizer = AutoTokenizer.from_pretrained(str(saved))
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+            tokenizer.save_pretrained(str(saved))
+    model = AutoModelForCausalLM.from_pretrained(
+        str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32
+    )
+    return model, tokenizer
+
+
+def lora_model(model: Any, options: TrainOptions) -> Any:
+    """``model`` wrapped with LoRA adapters on the last ``options.layers`` layers."""
+    from peft import LoraConfig, get_peft_model
+
+    total = model.config.num_hidden_layers
+    config = LoraConfig(
+        r=options.rank,
+        lora_alpha=options.alpha,
+        lora_dropout=0.0,
+        target_modules=list(TARGET_MODULES),
+        layers_to_transform=list(range(max(0, total - options.layers), total)),
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, config)
+
+
+def _plot(losses: list[tuple[int, float]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 3.5))
+    steps, values = zip(*losses, strict=True) if losses else ((), ())
+    axes.plot(steps, values, linewidth=1, label="loss (target tokens)")
+    if len(values) >= 10:
+        window = max(5, len(values) // 20)
+        smooth = [
+            sum(values[max(0, i - window + 1) : i + 1]) / len(values[max(0, i - window + 1) : i + 1])
+            for i in range(len(values))
+        ]
+        axes.plot(steps, smooth, linewidth=2, label=f"mean of {window}")
+    axes.set_xlabel("step (one example)")
+    axes.set_ylabel("cross-entropy")
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def _read_log(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def train(
+    model: Any,
+    encoded: list[tuple[list[int], list[int]]],
+    out_dir: Path,
+    options: TrainOptions,
+    *,
+    show_progress: bool = False,
+) -> dict[str, Any]:
+    """LoRA-train ``model`` on ``encoded`` (ids, labels) pairs into ``out_dir``; resumes a stopped run.
+
+    Returns:
+        The budget actually used: steps, minutes, peak memory, first and last loss.
+
+    Raises:
+        ValueError: When there is nothing to train on.
+    """
+    import torch
+    from peft import set_peft_model_state_dict
+    from tqdm import tqdm
+
+    if not encoded:
+        raise ValueError("no training examples (curate first, or raise --max-tokens)")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(options.seed)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    peft_model = lora_model(model, options).to(device)
+    peft_model.train()
+    trainable = [p for p in peft_model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=options.learning_rate)
+    checkpoint = out_dir / CHECKPOINT
+    log_path = out_dir / TRAIN_LOG
+    step, seconds_before = 0, 0.0
+    if (checkpoint / "state.pt").is_file():
+        state = torch.load(checkpoint / "state.pt", weights_only=False)
+        set_peft_model_state_dict(peft_model, state["adapter"])
+        optimizer.load_state_dict(state["optimizer"])
+        step, seconds_before = state["step"], state["seconds"]
+        log.info("resuming at step %d", step)
+    history = [r for r in _read_log(log_path) if r["step"] <= step]
+    log_path.write_text("".join(json.dumps(r) + "\n" for r in history), encoding="utf-8")
+    order = list(range(len(encoded)))
+    started = time.perf_counter()
+    bar = tqdm(
+        total=options.max_steps,
+        initial=step,
+        desc="train",
+        unit="step",
+        file=sys.stderr,
+        disable=not show_progress,
+    )
+
+    def save() -> None:
+        checkpoint.mkdir(exist_ok=True)
+        seconds = seconds_before + time.perf_counter() - started
+        from peft import get_peft_model_state_dict
+
+        state = {"adapter": get_peft_model_state_dict(peft_model), "optimizer": optimizer.state_dict()}
+        torch.save({**state, "step": step, "seconds": seconds}, checkpoint / "state.pt.tmp")
+        (checkpoint / "state.pt.tmp").replace(checkpoint / "state.pt")
+
+    while step < options.max_steps:
+        if (seconds_before + time.perf_counter() - started) / 60 >= options.max_minutes:
+            log.info("time budget of %.1f min reached at step %d", options.max_minutes, step)
+            break
+        epoch, index = divmod(step, len(order))
+        if index == 0:
+            random.Random(options.seed + epoch).shuffle(order)
+        ids, labels = encoded[order[index]]
+        batch = {
+            "input_ids": torch.tensor([ids], device=device),
+            "labels": torch.tensor([labels], device=device),
+        }
+        output = peft_model(**batch)
+        output.loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        step += 1
+        record = {
+            "step": step,
+            "loss": round(float(output.loss.detach()), 5),
+            "tokens": len(ids),
+            "seconds": round(seconds_before + time.perf_counter() - started, 2),
+            "peak_rss_mb": peak_rss_mb(),
+        }
+        with open(log_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        bar.update(1)
+        bar.set_postfix(loss=record["loss"])
+        if step % options.save_every == 0:
+            save()
+    bar.close()
+    save()
+    peft_model.save_pretrained(str(out_dir / ADAPTER))
+    history = _read_log(log_path)
+    _plot([(r["step"], r["loss"]) for r in history], out_dir / LOSS_CURVE)
+    budget = {
+        "steps": step,
+        "examples": len(encoded),
+        "minutes": round((seconds_before + time.perf_counter() - started) / 60, 2),
+        "peak_rss_mb": peak_rss_mb(),
+        "first_loss": history[0]["loss"] if history else None,
+        "last_loss": history[-1]["loss"] if history else None,
+        "options": asdict(options),
+        "torch_threads": torch.get_num_threads(),
+        "device": device,
+    }
+    (out_dir / BUDGET).write_text(json.dumps(budget, indent=2) + "\n", encoding="utf-8")
+    return budget

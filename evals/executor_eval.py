@@ -1,0 +1,107 @@
+"""``aisearch eval executor``: the four executors on the same BFCL tasks, in one JSON object.
+
+Executors (each measured by :func:`evals.bfcl_run.run_bfcl`, one step per task):
+
+* ``base``: the stock 0.5B executor, in BFCL's prompting mode;
+* ``teacher``: the 1.5B model that writes the training trajectories, in BFCL's prompting mode;
+* ``distilled``: the exported distilled 0.5B (:mod:`models.distilled`), with a thought first;
+* ``distilled_nothought``: the same model asked for the calls only (TURA's inference mode).
+
+An executor that is not available (no exported distilled file) gets ``null`` for every key. Each
+executor's run lives in its own folder and resumes. The contract (stable, read outside the project):
+``n``, ``<executor>_acc`` (BFCL's unweighted mean over categories), ``<executor>_p80_ms`` (per step),
+and ``by_category`` with the same keys per category (``n`` there too).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evals.bfcl_data import BfclTask
+from evals.bfcl_run import BfclOptions, run_bfcl
+from evals.bfcl_score import Scorer
+from models.config import DEFAULT_MODELS, ModelSettings
+from models.distilled import DISTILLED_ALIAS
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Executor:
+    """One executor: its name in the contract, its model and its prompting mode."""
+
+    name: str
+    model: str
+    mode: str
+
+
+EXECUTORS: tuple[Executor, ...] = (
+    Executor("base", DEFAULT_MODELS["executor"], "prompt"),
+    Executor("teacher", DEFAULT_MODELS["writer"], "prompt"),
+    Executor("distilled", DISTILLED_ALIAS, "thought"),
+    Executor("distilled_nothought", DISTILLED_ALIAS, "nothought"),
+)
+
+
+def contract(summaries: dict[str, dict[str, Any] | None], tasks: list[BfclTask]) -> dict[str, Any]:
+    """The JSON contract from each executor's run summary (None: not available)."""
+    categories = list(dict.fromkeys(t.category for t in tasks))
+    result: dict[str, Any] = {"n": len(tasks)}
+    by_category: dict[str, dict[str, Any]] = {
+        c: {"n": sum(1 for t in tasks if t.category == c)} for c in categories
+    }
+    for executor in EXECUTORS:
+        summary = summaries.get(executor.name)
+        result[f"{executor.name}_acc"] = summary["accuracy"] if summary else None
+        result[f"{executor.name}_p80_ms"] = summary["p80_ms"] if summary else None
+        for category in categories:
+            block = (summary or {}).get("by_category", {}).get(category) if summary else None
+            by_category[category][f"{executor.name}_acc"] = block["accuracy"] if block else None
+            by_category[category][f"{executor.name}_p80_ms"] = block["p80_ms"] if block else None
+    result["by_category"] = by_category
+    return result
+
+
+async def evaluate_executors(
+    tasks: list[BfclTask],
+    scorer: Scorer,
+    settings: ModelSettings,
+    runs: Path,
+    options: BfclOptions,
+    available: dict[str, bool],
+    *,
+    show_progress: bool = False,
+) -> dict[str, Any]:
+    """Run every available executor on ``tasks`` (one run folder each under ``runs``).
+
+    ``options`` carries what the runs share (categories, split, n, timeout, data, command).
+    """
+    from models.factory import build_chat_model
+
+    summaries: dict[str, dict[str, Any] | None] = {}
+    for executor in EXECUTORS:
+        if not available.get(executor.name, True):
+            log.info("%s: not available, skipped", executor.name)
+            summaries[executor.name] = None
+            continue
+        settings.roles["executor"] = settings.role("executor").model_copy(update={"model": executor.model})
+        role = settings.role("executor")
+        run_options = BfclOptions(
+            **{
+                **options.__dict__,
+                "role": "executor",
+                "model": executor.model,
+                "base_url": role.base_url,
+                "mode": executor.mode,
+                "run_dir": runs / executor.name,
+            }
+        )
+        model = build_chat_model("executor", settings)
+        log.info("%s: %s in %s mode", executor.name, executor.model, executor.mode)
+        summaries[executor.name] = await run_bfcl(
+            run_options, model, tasks, scorer, show_progress=show_progress
+        )
+    return contract(summaries, tasks)

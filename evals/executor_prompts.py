@@ -1,0 +1,56 @@
+"""The distilled executor's prompts: the task's functions, then the calls asked for as one JSON object.
+
+Two modes, as TURA trains and infers its executor (§4.3.2, "train with thought, infer without"):
+
+* ``thought``: ``{"thought": "<one short sentence>", "tool_calls": [{"name": ..., "arguments": {...}}]}``
+  (the teacher writes trajectories in this form and the student is trained on it);
+* ``nothought``: ``{"tool_calls": [...]}``, the call only (the student is trained on this too).
+
+An empty ``tool_calls`` list declines (BFCL's irrelevance). :func:`evals.bfcl_calls.read_calls`
+reads both forms (a JSON object with a ``tool_calls`` list).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+EXECUTOR_MODES: tuple[str, ...] = ("thought", "nothought")
+_PERSONA = (
+    "You are an expert in composing functions. You are given a question and a set of possible "
+    "functions. Based on the question, make one or more function calls to achieve the purpose. "
+    "If none of the functions can be used, or the question lacks required parameters, call nothing."
+)
+_FORMATS = {
+    "thought": (
+        'Reply with one JSON object and nothing else: {"thought": "<one short sentence: which '
+        'function(s) and why, or why none fits>", "tool_calls": [{"name": "<function name>", '
+        '"arguments": {"<parameter>": <value>}}]}. Use an empty tool_calls list when no function fits.'
+    ),
+    "nothought": (
+        'Reply with one JSON object and nothing else: {"tool_calls": [{"name": "<function name>", '
+        '"arguments": {"<parameter>": <value>}}]}. Use an empty tool_calls list when no function fits.'
+    ),
+}
+
+
+def executor_system_prompt(functions: list[dict[str, Any]], mode: str) -> str:
+    """The system prompt of one step in ``mode`` (``thought`` or ``nothought``).
+
+    Raises:
+        ValueError: On an unknown mode.
+    """
+    if mode not in _FORMATS:
+        raise ValueError(f"unknown executor mode {mode!r} (choose from {', '.join(EXECUTOR_MODES)})")
+    listed = json.dumps(functions, indent=1)
+    return f"{_PERSONA}\n\nThe functions, in JSON format:\n{listed}\n\n{_FORMATS[mode]}"
+
+
+def target_text(calls: list[dict[str, dict[str, Any]]], thought: str | None) -> str:
+    """The reply a trained executor gives: the thought (when given) and the calls, as one JSON line.
+
+    ``calls`` are in BFCL form (``[{name: {param: value}}]``).
+    """
+    body: dict[str, Any] = {"thought": thought} if thought is not None else {}
+    body["tool_calls"] = [{"name": n, "arguments": a} for call in calls for n, a in call.items()]
+    return json.dumps(body, ensure_ascii=False)

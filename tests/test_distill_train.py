@@ -1,0 +1,165 @@
+"""LoRA training and GGUF export on a TINY randomly initialised Qwen2 (built here, no download)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("peft")
+gguf = pytest.importorskip("gguf")
+
+from distill.examples import IGNORE_INDEX, Example, encode  # noqa: E402
+from distill.export import ExportError, merged_weights, write_gguf  # noqa: E402
+from distill.train import ADAPTER, BUDGET, LOSS_CURVE, TRAIN_LOG, TrainOptions, train  # noqa: E402
+
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+EXAMPLES = [
+    Example(
+        "t1",
+        "nothought",
+        [{"role": "user", "content": "weather in Rome"}],
+        '{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Rome"}}]}',
+    ),
+    Example(
+        "t2",
+        "thought",
+        [{"role": "user", "content": "tell me a joke"}],
+        '{"thought": "no tool fits", "tool_calls": []}',
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Any:
+    """A byte-level BPE tokenizer trained on the examples, with ChatML."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.BPE())
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=["<|im_start|>", "<|im_end|>", "<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    core.train_from_iterator([e.target + m["content"] for e in EXAMPLES for m in e.messages], trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    fast.chat_template = CHATML
+    return fast
+
+
+def tiny_model(vocab: int) -> Any:
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(0)
+    config = Qwen2Config(
+        vocab_size=vocab,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        tie_word_embeddings=False,
+        initializer_range=0.5,  # logits that can move: with 0.02 a 32-wide head stays near uniform
+    )
+    return Qwen2ForCausalLM(config)
+
+
+def test_encode_masks_the_prompt_and_skips_long_examples(tokenizer: Any) -> None:
+    ids, labels = encode(tokenizer, EXAMPLES[0], 512)
+    prompt = sum(1 for label in labels if label == IGNORE_INDEX)
+    assert len(ids) == len(labels) and 0 < prompt < len(ids)
+    assert tokenizer.decode(ids[prompt:]).startswith('{"tool_calls"')
+    assert tokenizer.decode(ids[prompt:]).endswith("<|im_end|>")
+    assert encode(tokenizer, EXAMPLES[0], 8) is None
+
+
+def test_a_few_lora_steps_lower_the_loss_and_write_the_log(tokenizer: Any, tmp_path: Path) -> None:
+    encoded = [encode(tokenizer, e, 512) for e in EXAMPLES]
+    model = tiny_model(len(tokenizer))
+    options = TrainOptions(max_steps=24, learning_rate=1e-2, layers=1, save_every=10)
+    budget = train(model, encoded, tmp_path, options)
+    log = [json.loads(line) for line in (tmp_path / TRAIN_LOG).read_text().splitlines()]
+    assert budget["steps"] == 24 and len(log) == 24
+    first, last = np.mean([r["loss"] for r in log[:4]]), np.mean([r["loss"] for r in log[-4:]])
+    assert last < first / 2
+    assert all(r["peak_rss_mb"] > 0 and r["tokens"] > 0 for r in log)
+    assert (tmp_path / LOSS_CURVE).stat().st_size > 0 and (
+        tmp_path / ADAPTER / "adapter_config.json"
+    ).is_file()
+    assert json.loads((tmp_path / BUDGET).read_text())["last_loss"] == log[-1]["loss"]
+    lora_layers = {n.split(".layers.")[1].split(".")[0] for n, p in model.named_parameters() if "lora_" in n}
+    assert lora_layers == {"1"}  # only the last layer
+
+
+def test_a_stopped_run_resumes_from_its_checkpoint(tokenizer: Any, tmp_path: Path) -> None:
+    encoded = [encode(tokenizer, e, 512) for e in EXAMPLES]
+    options = TrainOptions(max_steps=3, layers=1, save_every=1)
+    train(tiny_model(len(tokenizer)), encoded, tmp_path, options)
+    budget = train(tiny_model(len(tokenizer)), encoded, tmp_path, TrainOptions(max_steps=5, layers=1))
+    steps = [json.loads(line)["step"] for line in (tmp_path / TRAIN_LOG).read_text().splitlines()]
+    assert budget["steps"] == 5 and steps == [1, 2, 3, 4, 5]
+
+
+def write_tiny_gguf(model: Any, path: Path) -> None:
+    """The tiny model as a GGUF file (F32), the way llama.cpp's converter names Qwen2 tensors."""
+    config = model.config
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.QWEN2, config.num_hidden_layers)
+    writer = gguf.GGUFWriter(str(path), "qwen2")
+    writer.add_block_count(config.num_hidden_layers)
+    for name, tensor in model.state_dict().items():
+        writer.add_tensor(names.get_name(name, try_suffixes=(".weight", ".bias")), tensor.numpy())
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def test_export_writes_the_merged_weights_over_the_base_file(tokenizer: Any, tmp_path: Path) -> None:
+    encoded = [encode(tokenizer, e, 512) for e in EXAMPLES]
+    base_model = tiny_model(len(tokenizer))
+    base = tmp_path / "base.gguf"
+    write_tiny_gguf(base_model, base)
+    train(
+        tiny_model(len(tokenizer)),
+        encoded,
+        tmp_path / "run",
+        TrainOptions(max_steps=4, learning_rate=5e-2, layers=1),
+    )
+    weights = merged_weights(tiny_model(len(tokenizer)), tmp_path / "run" / ADAPTER)
+    assert set(weights) == {
+        f"model.layers.1.{p}.weight"
+        for p in (
+            "self_attn.q_proj",
+            "self_attn.k_proj",
+            "self_attn.v_proj",
+            "self_attn.o_proj",
+            "mlp.gate_proj",
+            "mlp.up_proj",
+            "mlp.down_proj",
+        )
+    }
+    out = tmp_path / "distilled.gguf"
+    written = write_gguf(base, weights, out, "F32")
+    assert "blk.1.attn_q.weight" in written["tensors_replaced"]
+    reader, before = gguf.GGUFReader(str(out)), gguf.GGUFReader(str(base))
+    tensors = {t.name: np.array(t.data) for t in reader.tensors}
+    original = {t.name: np.array(t.data) for t in before.tensors}
+    assert np.allclose(tensors["blk.1.attn_q.weight"], weights["model.layers.1.self_attn.q_proj.weight"])
+    assert not np.allclose(tensors["blk.1.attn_q.weight"], original["blk.1.attn_q.weight"])
+    assert np.array_equal(tensors["blk.0.attn_q.weight"], original["blk.0.attn_q.weight"])
+    assert str(reader.fields["general.architecture"].contents()) == "qwen2"
+    with pytest.raises(ExportError, match="no GGUF tensor"):
+        write_gguf(base, {"model.layers.1.unknown.weight": np.zeros((2, 2))}, tmp_path / "x.gguf")
+    with pytest.raises(ExportError, match="no trained adapter"):
+        merged_weights(tiny_model(len(tokenizer)), tmp_path / "nothing")
