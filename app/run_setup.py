@@ -10,7 +10,9 @@ against the same database.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -43,6 +45,8 @@ RECURSION_LIMIT = 200
 POSTGRES_POOL_SIZE = 8
 """Connections to Postgres per process: checkpoint reads and writes are short, runs share them."""
 SETUP_LOCK = 0x61697365_61726368  # "aisearch": the advisory lock that serialises table creation
+SETUP_LOCK_TIMEOUT_S = 120.0  # another worker's schema set-up takes well under a second
+SETUP_LOCK_POLL_S = 0.1
 
 
 @asynccontextmanager
@@ -81,12 +85,31 @@ async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver]:
         saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
         # several workers start at once: their CREATE TABLE IF NOT EXISTS would race on a new database
         async with pool.connection() as connection:
-            await connection.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+            await _take_setup_lock(connection)
             try:
                 await saver.setup()
             finally:
                 await connection.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
         yield saver
+
+
+async def _take_setup_lock(connection: Any, timeout_s: float = SETUP_LOCK_TIMEOUT_S) -> None:
+    """Take the schema set-up lock, polling: a session blocked in ``pg_advisory_lock`` keeps a
+    snapshot open, which the holder's ``CREATE INDEX CONCURRENTLY`` waits for (a deadlock Postgres
+    does not detect); between tries this session holds nothing.
+
+    Raises:
+        ConfigError: Another process held the lock for ``timeout_s``.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        cursor = await connection.execute("SELECT pg_try_advisory_lock(%s) AS taken", (SETUP_LOCK,))
+        row = await cursor.fetchone()
+        if row and row["taken"]:
+            return
+        if time.monotonic() > deadline:
+            raise ConfigError(f"the thread store's set-up lock was held for over {timeout_s:.0f} s")
+        await asyncio.sleep(SETUP_LOCK_POLL_S)
 
 
 class EndpointUnreachable(ConnectionError):
