@@ -22,7 +22,7 @@ from pathlib import Path
 import trafilatura
 from rank_bm25 import BM25Okapi
 
-from core.text import content_words
+from tools.catalog.tokens import STOPWORDS
 from tools.web.safe_http import Download, FetchFailed, SafeFetcher
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,7 @@ PASSAGE_CHARS = 700
 CACHE_TTL_S = 24 * 3600
 MIN_TEXT_CHARS = 40
 WORD = re.compile(r"\w+")
+CONTENT_WORD = re.compile(r"[^\W_]{3,}")
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,11 @@ def passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
     if current:
         packed.append(current)
     return packed
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words of three or more letters or digits, common function words dropped."""
+    return {word for word in CONTENT_WORD.findall(text.lower()) if word not in STOPWORDS}
 
 
 def rank(pieces: list[str], query: str, k: int) -> list[Passage]:
