@@ -6,6 +6,7 @@ const TOKEN_KEY = "aisearch.token";
 const THREAD_KEY = "aisearch.thread";
 const MAX_EVENTS = 50000; // one run's events at most: a stream that never ends is cut here
 const OUTPUT_CHARS = 160; // a task's output shown in the progress list
+const TOOL_ERROR_PREFIX = /^Error executing tool \S+: /; // the MCP client's words before the server's
 
 const $ = (id) => document.getElementById(id);
 const page = {
@@ -120,6 +121,7 @@ class RunView {
     this.tasks = new Map();
     this.messages = [];
     this.texts = new Map();
+    this.failures = []; // "tool: why" of each task that failed, shown with an answer that has no sources
     this.paused = false;
   }
 
@@ -132,7 +134,7 @@ class RunView {
       task_end: () => this.taskEnd(data),
       review: () => this.line(`Review: ${data.decision}. ${data.reason}`),
       token: () => this.token(data),
-      answer: () => showAnswer(data.answer),
+      answer: () => showAnswer(data.answer, this.failures),
       interrupt: () => { this.paused = true; showPause(data.value); },
     };
     handlers[data.event]?.();
@@ -163,7 +165,7 @@ class RunView {
         const status = el("span", { class: "task-status waiting" }, "waiting");
         const item = el("li", { class: "task" }, status, " ", el("strong", {}, task.id), `: ${task.goal} `,
           el("span", { class: "tool" }, `(${task.tool || "model"})`));
-        this.tasks.set(id, { item, status });
+        this.tasks.set(id, { item, status, tool: task.tool });
         items.append(item);
       }
       list.append(el("li", {}, `Wave ${index + 1}${wave.length > 1 ? " (parallel)" : ""}`, items));
@@ -189,7 +191,10 @@ class RunView {
   }
 
   taskEnd(data) {
-    const { item, status } = this.task(data.task_id);
+    const { item, status, tool } = this.task(data.task_id);
+    if (data.status !== "ok" && data.error) {
+      this.failures.push(`${tool || data.task_id}: ${data.error.replace(TOOL_ERROR_PREFIX, "")}`);
+    }
     status.textContent = `${data.status} in ${Number(data.seconds).toFixed(1)} s`;
     status.className = `task-status ${data.status === "ok" ? "ok" : "failed"}`;
     const detail = (data.error || data.output || "").slice(0, OUTPUT_CHARS);
@@ -237,7 +242,8 @@ function citedText(text, sources) {
   return paragraph;
 }
 
-function showAnswer(answer) {
+/** The answer, its sources and its gaps; ``failures`` (failed tasks) explain an answer without sources. */
+function showAnswer(answer, failures = []) {
   page.short.textContent = answer.short || "";
   page.answer.replaceChildren(citedText(answer.text || "", answer.sources || []));
   page.sources.replaceChildren();
@@ -253,6 +259,9 @@ function showAnswer(answer) {
   }
   page.sourcesTitle.hidden = !answer.sources?.length;
   page.gaps.replaceChildren(...(answer.missing || []).map((gap) => el("li", {}, `Not found: ${gap}`)));
+  if (!answer.sources?.length) {
+    page.gaps.append(...failures.map((failure) => el("li", { class: "error" }, `No sources: ${failure}`)));
+  }
   if (answer.basis === "model_knowledge" && !answer.sources?.length) {
     page.gaps.append(el("li", {}, "Answered from the model's own knowledge; no sources were consulted."));
   }

@@ -2,7 +2,9 @@
 
 Unchanged sources (same digest) do no work. Changed sources are re-chunked, and only passages
 with new ids are embedded. Sources that disappeared leave the index. A passage whose title and
-text repeat a passage already stored for another source is not stored twice.
+text repeat a passage already stored for another source is not stored twice. A new passage that
+repeats a passage leaving the index in the same run (a moved or copied-then-removed file) takes
+over its stored embedding instead of being embedded again.
 
 Kept in one file (over 300 lines): an incremental build is one transaction (manifest, embeddings,
 chromadb, BM25) under one collection lock.
@@ -47,6 +49,7 @@ class IngestReport:
     passages_added: int = 0
     passages_removed: int = 0
     passages_reused: int = 0
+    embeddings_reused: int = 0
     duplicates_skipped: int = 0
     passages_total: int = 0
     embedded: int = 0
@@ -64,7 +67,8 @@ class IngestReport:
         return (
             f"{self.collection}: {self.sources} files ({self.changed} changed, {self.unchanged} unchanged, "
             f"{self.removed} removed{failed}); {self.passages_total} passages "
-            f"(+{self.passages_added} -{self.passages_removed}, {self.duplicates_skipped} duplicates skipped); "
+            f"(+{self.passages_added} -{self.passages_removed}, {self.duplicates_skipped} duplicates skipped, "
+            f"{self.embeddings_reused} embeddings reused); "
             f"{self.seconds:.1f} s"
         )
 
@@ -102,6 +106,9 @@ def index_sources(
         state = collection.state()
         recovering = state.get("status") == "building"
         manifest = collection.manifest()
+        old_hashes = {
+            pid: h for entry in manifest.sources.values() for pid, h, kept in entry.passages if kept
+        }
         current = {source.key: source for source in sources}
         removed = [key for key in manifest.sources if key not in current and in_scope(key)]
         changed = [
@@ -123,12 +130,19 @@ def index_sources(
         to_add = _rechunk(manifest, changed, to_delete, report, show_progress)
         report.changed = len(changed)
 
+        reusable = _vectors_to_reuse(collection, to_add, to_delete, old_hashes)
         collection.delete(sorted(to_delete))
         present = collection.existing([p.id for p in to_add]) if to_add else set()
         to_embed = [p for p in to_add if p.id not in present]
         report.passages_reused = len(to_add) - len(to_embed)
-        new_vectors = _embed_and_store(
-            collection, to_embed, embedder or shared_embedder(), report, show_progress, on_progress
+        new_vectors = _store_reused(collection, [p for p in to_embed if p.id in reusable], reusable, report)
+        new_vectors |= _embed_and_store(
+            collection,
+            [p for p in to_embed if p.id not in reusable],
+            embedder or shared_embedder(),
+            report,
+            show_progress,
+            on_progress,
         )
         stored = {pid for entry in manifest.sources.values() for pid in entry.stored_ids()}
         if recovering:
@@ -223,6 +237,39 @@ def _rechunk(
             manifest.sources[source.key] = SourceEntry(source.digest, entries)
             bar.update(1)
     return to_add
+
+
+def _vectors_to_reuse(
+    collection: CollectionStore, passages: Sequence[Passage], to_delete: set[str], old_hashes: dict[str, str]
+) -> dict[str, Any]:
+    """Embeddings of passages about to leave the index that a new passage repeats exactly (same
+    title, section and text): new passage id -> vector. Read before the old passages are deleted."""
+    import numpy as np
+
+    wanted = {p.content_hash for p in passages}
+    old_by_hash = {old_hashes[pid]: pid for pid in to_delete if old_hashes.get(pid) in wanted}
+    if not old_by_hash:
+        return {}
+    rows = collection.stored_rows(list(old_by_hash.values()))
+    reusable: dict[str, Any] = {}
+    for passage in passages:
+        row = rows.get(old_by_hash.get(passage.content_hash, ""))
+        if row is not None and row[0] == passage.embedding_text():
+            reusable[passage.id] = np.asarray(row[1], dtype=np.float32)
+    return reusable
+
+
+def _store_reused(
+    collection: CollectionStore, passages: Sequence[Passage], vectors: dict[str, Any], report: IngestReport
+) -> dict[str, Any]:
+    """Store passages under their new ids and sources with embeddings taken over from old ones."""
+    import numpy as np
+
+    if not passages:
+        return {}
+    collection.add(passages, np.stack([vectors[p.id] for p in passages]))
+    report.embeddings_reused = len(passages)
+    return {p.id: vectors[p.id] for p in passages}
 
 
 def _embed_and_store(

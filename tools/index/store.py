@@ -173,6 +173,22 @@ class CollectionStore:
             found.update(self.chroma().get(ids=ids[start : start + CHROMA_BATCH], include=[])["ids"])
         return found
 
+    def stored_rows(self, ids: Sequence[str]) -> dict[str, tuple[str, Any]]:
+        """Stored passages by id as ``(embedding text, embedding)`` (unknown ids are left out)."""
+        rows: dict[str, tuple[str, Any]] = {}
+        ids = list(dict.fromkeys(ids))
+        for start in range(0, len(ids), CHROMA_BATCH):
+            result = self.chroma().get(
+                ids=ids[start : start + CHROMA_BATCH], include=["documents", "metadatas", "embeddings"]
+            )
+            for pid, doc, meta, vector in zip(
+                result["ids"], result["documents"], result["metadatas"], result["embeddings"], strict=True
+            ):
+                meta = meta or {}
+                text = embedding_text(str(meta.get("title", "")), str(meta.get("section", "")), doc or "")
+                rows[pid] = (text, vector)
+        return rows
+
     def read_all(self, include: list[str]) -> dict[str, list[Any]]:
         """Every stored row's id and ``include`` fields, read a page of :data:`READ_PAGE` at a time."""
         collection = self.chroma()
