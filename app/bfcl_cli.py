@@ -90,7 +90,7 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     return 0
 
 
-def _guard(command: Handler) -> Handler:
+def guard_bfcl(command: Handler) -> Handler:
     """The expected failures (no data, a bad option, no model endpoint) as one-line errors, exit 2."""
     from models.factory import ModelUnavailableError
     from models.local_server import LocalServerError
@@ -152,4 +152,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     bfcl.add_argument("--fresh", action="store_true", help="start the run over instead of resuming it")
     bfcl.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     bfcl.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    bfcl.set_defaults(func=_guard(cmd_bfcl))
+    bfcl.set_defaults(func=guard_bfcl(cmd_bfcl))

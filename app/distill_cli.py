@@ -13,10 +13,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from app.commands import Handler, echo, guarded
+from app.bfcl_cli import guard_bfcl
+from app.commands import echo
 from evals.bfcl_data import DEFAULT_CATEGORIES
 from evals.bfcl_fetch import BfclDataError
-from models.config import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -137,21 +137,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _guard(command: Handler) -> Handler:
-    from models.factory import ModelUnavailableError
-    from models.local_server import LocalServerError
-
-    errors = (
-        BfclDataError,
-        ConfigError,
-        ValueError,
-        FileNotFoundError,
-        ModelUnavailableError,
-        LocalServerError,
-    )
-    return guarded(command, errors, code=2)
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``aisearch distill synthesize|curate|train|export``."""
     distill = subparsers.add_parser(
@@ -171,11 +156,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     synth.add_argument("--temperature", type=float, default=0.8, help="of every sample but the first")
     synth.add_argument("--timeout", type=float, help="seconds per sample (default: the role's timeout)")
     synth.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    synth.set_defaults(func=_guard(cmd_synthesize))
+    synth.set_defaults(func=guard_bfcl(cmd_synthesize))
 
     cur = steps.add_parser("curate", help="keep the trajectories the correctness and efficiency judges pass")
     cur.add_argument("--per-task", type=int, default=1, help="distinct call sets kept per task (default 1)")
-    cur.set_defaults(func=_guard(cmd_curate))
+    cur.set_defaults(func=guard_bfcl(cmd_curate))
 
     tr = steps.add_parser("train", help="LoRA SFT of the 0.5B student on the curated trajectories")
     tr.add_argument("--student", help="the student's GGUF file (default: the bundled 0.5B executor)")
@@ -186,10 +171,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     tr.add_argument("--layers", type=int, default=6, help="LoRA on the last N layers (default 6)")
     tr.add_argument("--max-tokens", type=int, default=1536, help="longer examples are left out")
     tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    tr.set_defaults(func=_guard(cmd_train))
+    tr.set_defaults(func=guard_bfcl(cmd_train))
 
     ex = steps.add_parser("export", help="merge the adapter and write the distilled executor's GGUF")
     ex.add_argument("--student", help="the student's GGUF file (default: the bundled 0.5B executor)")
     ex.add_argument("--out", help="the GGUF file to write (default: where the executor finds it)")
     ex.add_argument("--qtype", choices=("Q8_0", "F16", "F32"), default="Q8_0", help="of the merged tensors")
-    ex.set_defaults(func=_guard(cmd_export))
+    ex.set_defaults(func=guard_bfcl(cmd_export))

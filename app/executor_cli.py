@@ -8,10 +8,10 @@ import json
 import logging
 import shlex
 
-from app.commands import Handler, command_group, echo, guarded
+from app.bfcl_cli import guard_bfcl
+from app.commands import command_group, echo
 from evals.bfcl_data import DEFAULT_CATEGORIES, SPLITS, is_relevance
 from evals.bfcl_fetch import BfclDataError
-from models.config import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -58,21 +58,6 @@ def cmd_executor(args: argparse.Namespace) -> int:
     return 0
 
 
-def _guard(command: Handler) -> Handler:
-    from models.factory import ModelUnavailableError
-    from models.local_server import LocalServerError
-
-    errors = (
-        BfclDataError,
-        ConfigError,
-        ValueError,
-        FileNotFoundError,
-        ModelUnavailableError,
-        LocalServerError,
-    )
-    return guarded(command, errors, code=2)
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``aisearch eval executor``."""
     group = command_group(subparsers, "eval", "evaluations", "eval_command")
@@ -94,4 +79,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     executor.add_argument("--timeout", type=float, help="seconds per step (default: the executor's)")
     executor.add_argument("--json", action="store_true", help="one line of JSON (default: indented)")
     executor.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    executor.set_defaults(func=_guard(cmd_executor))
+    executor.set_defaults(func=guard_bfcl(cmd_executor))
