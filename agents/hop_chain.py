@@ -29,6 +29,7 @@ from langgraph.types import Command
 
 from agents.chain_answer import UNKNOWN, clean_hop_answer
 from agents.focus import focus_passages, terms
+from agents.hop_mark import mark, name_step, rest_step
 from agents.planner import publish
 from agents.strategies import SearchTools, run_search, search_task, search_tools
 from core.plan import Plan, Task, current_plan
@@ -156,9 +157,44 @@ async def search_whole(
     }
 
 
-def start_chain(steps: list[str]) -> list[HopRecord]:
-    """The hops of a new chain, none searched yet."""
-    return [HopRecord(step=step, query="", answer="", task_id="", status="pending") for step in steps]
+def start_chain(steps: list[str], remark_last: bool = False) -> list[HopRecord]:
+    """The hops of a new chain, none searched yet; with ``remark_last`` the last one is marked again
+    for a describing phrase once the earlier answers are written in (``refine_hop``)."""
+    return [
+        HopRecord(
+            step=step,
+            query="",
+            answer="",
+            task_id="",
+            status="pending",
+            remark=remark_last and n == len(steps) - 1,
+        )
+        for n, step in enumerate(steps)
+    ]
+
+
+async def marked_chain(run: Run, question: str) -> list[HopRecord]:
+    """A two-hop chain from the describing phrase the model marks in ``question`` (the name it
+    describes, then the question with that name written in); [] when it marks none."""
+    question = decode_entities(question)
+    phrase = await mark(run, question)
+    if phrase is None:
+        return []
+    return start_chain([name_step(phrase), rest_step(question, phrase, 1)], remark_last=True)
+
+
+async def refine_hop(run: Run, hops: list[HopRecord], index: int, query: str) -> list[HopRecord]:
+    """``hops`` with the pending hop at ``index`` split in two when its question, earlier answers
+    written in, still describes something without naming it ("Which river flows through the capital
+    of Egypt?"), while the chain is within ``budgets.max_chain_hops``."""
+    if not hops[index].get("remark") or len(hops) >= run.settings.budgets.max_chain_hops:
+        return hops
+    phrase = await mark(run, query)
+    if phrase is None:
+        return hops
+    log.info("hop %d still describes %r: asked first", index + 1, phrase)
+    inner = start_chain([name_step(phrase), rest_step(query, phrase, index + 1)], remark_last=True)
+    return [*hops[:index], *inner, *hops[index + 1 :]]
 
 
 async def split_question(
@@ -168,10 +204,16 @@ async def split_question(
     question kept whole is searched as it is (``serial_search``)."""
     run = await current_run(runtime)
     query = (state.get("assessment") or {}).get("resolved_query") or state["query"]
-    steps = await decompose(run, query) if search_tools(state, run) else []
+    if search_tools(state, run) is None:
+        return Command(goto="serial_search", update={"hops": []})
+    steps = await decompose(run, query)
     if is_chain(steps, query, run.settings.budgets.max_chain_hops):
         log.info("split into %d hops: %s", len(steps), steps)
         return Command(goto="hop", update={"hops": start_chain(steps)})
+    hops = await marked_chain(run, query)
+    if hops:
+        log.info("the split kept the question whole; its marked phrase makes the chain %s", hops)
+        return Command(goto="hop", update={"hops": hops})
     return Command(goto="serial_search", update={"hops": []})
 
 
@@ -180,12 +222,13 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
     run = await current_run(runtime)
     budgets = run.settings.budgets
     tools = search_tools(state, run)
-    hops = [dict(record) for record in state.get("hops") or []]
+    hops = [HopRecord(**record) for record in state.get("hops") or []]
     index = next((i for i, record in enumerate(hops) if record["status"] == "pending"), None)
     out_of_time = time.time() - state.get("started_at", time.time()) > budgets.wall_clock_s
     if tools is None or index is None or out_of_time or tool_calls_used(state) >= budgets.max_tool_calls:
         return Command(goto="writer")
     answers = [record["answer"] for record in hops[:index]]
+    hops = await refine_hop(run, hops, index, resolve(hops[index]["step"], answers))
     query = resolve(hops[index]["step"], answers)
     plan = current_plan(state)
     tasks = list(plan.tasks) if plan else []

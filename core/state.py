@@ -254,6 +254,7 @@ class HopRecord(TypedDict):
     answer: str
     task_id: str
     status: Literal["pending", "answered", "unanswered"]
+    remark: NotRequired[bool]  # marked again for a describing phrase before it is searched
 
 
 class InputState(TypedDict):

@@ -19,7 +19,7 @@ from core.run import Run, RunContext
 from core.settings import Budgets, Settings
 from graph.builder import build_graph
 from models.config import ROLES, RoleSettings
-from tests.support.fakes import DECOMPOSE, ScriptedChatModel, kept_whole
+from tests.support.fakes import DECOMPOSE, MARK, ScriptedChatModel, copied, kept_whole
 from tools.hub import ToolHub
 from tools.index.ingest import index_paths, index_sources
 from tools.index.sources import file_source
@@ -105,6 +105,7 @@ class Team:
         """Make empty scripts; ``delay_s`` slows every executor call (to observe overlap)."""
         self.models = {role: ScriptedChatModel(name_=role) for role in ROLES}
         self.models["master"].defaults.append((DECOMPOSE, kept_whole))  # a question kept whole
+        self.models["master"].defaults.append((MARK, copied))  # ... and nothing marked in it
         self.models["executor"].delay_s = delay_s
 
     def __getitem__(self, role: str) -> ScriptedChatModel:

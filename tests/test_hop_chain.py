@@ -11,8 +11,9 @@ import re
 
 from agents.chain_answer import clean_hop_answer
 from agents.hop_chain import is_chain, parse_steps, resolve, restates
+from agents.hop_mark import describes, describing_phrase, rest_step
 from tests.conftest import Team, make_settings, run
-from tests.support.fakes import DECOMPOSE, WRITER
+from tests.support.fakes import DECOMPOSE, MARK, WRITER
 from tests.test_strategies import searched
 from tools.hub import ToolHub
 
@@ -124,3 +125,77 @@ async def test_a_question_kept_whole_takes_the_serial_search(team: Team, hotpot_
 
     assert path[:4] == ["master", "select_tools", "split_question", "serial_search"]
     assert "hop" not in path and not state["answer"].get("chain")
+
+
+MARKED = {
+    THREE_HOPS: "In which county is the birthplace of [the engineer who built the Harrow Point Lighthouse]?",
+    "In which county is the birthplace of Miriam Calloway?": "In which county is [the birthplace of Miriam Calloway]?",
+}
+MARKED_ANSWERS = {
+    "Who or what is the engineer who built the Harrow Point Lighthouse": "Miriam Calloway",
+    "Who or what is the birthplace of Miriam Calloway": "the village of Dunmore",
+    "In which county is the village of Dunmore": "Stirlingshire",
+}
+
+
+def marker(marked: dict[str, str]):
+    """A scripted marking model: the bracketed copy of the question it is given, or a plain copy."""
+
+    def reply(prompt: str) -> str:
+        question = prompt.strip().splitlines()[-1]
+        return marked.get(question, question)
+
+    return reply
+
+
+def test_a_marked_phrase_counts_only_when_it_describes_a_part_of_the_question() -> None:
+    question = "Who is the sibling of the actress who played Susan Walker in Miracle on 34th street?"
+    reply = "Who is the sibling of [the actress who played Susan Walker in Miracle on 34th Street]?"
+    assert (
+        describing_phrase(reply, question) == "the actress who played Susan Walker in Miracle on 34th street"
+    )
+    assert rest_step(question, "the actress who played Susan Walker in Miracle on 34th street", 1) == (
+        "Who is the sibling of #1?"
+    )
+    named = "What character in A League of their Own was played by the actress who played Thelma in Thelma and Louise?"
+    assert describing_phrase(named.replace("Thelma and Louise", "[Thelma and Louise]"), named) is None, (
+        "a name"
+    )
+    assert (
+        describing_phrase("When was [the sibling of Alice de Lusignan] crowned?", "When was Alice crowned?")
+        is None
+    )
+    assert describing_phrase(f"[{question}]", question) is None, "the whole question"
+    assert describing_phrase(question, question) is None, "nothing marked"
+    assert describes("the top PC manufacturer from 1994") and not describes(
+        "Alice de Lusignan, Countess of Surrey"
+    )
+
+
+async def test_a_question_the_split_keeps_whole_is_chained_through_its_marked_phrases(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["master"].on(MARK, marker(MARKED))
+    team["writer"].on(HOP_READ, hop_reader(MARKED_ANSWERS))
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert path[2:] == ["split_question", "hop", "hop", "hop", "writer"]
+    assert searched(state) == [
+        "Who or what is the engineer who built the Harrow Point Lighthouse?",
+        "Who or what is the birthplace of Miriam Calloway?",
+        "In which county is the village of Dunmore?",
+    ], "each marked phrase asked first, its answer written into the rest"
+    assert state["answer"]["short"] == "Stirlingshire"
+
+
+async def test_the_hop_budget_bounds_a_marked_chain(team: Team, hotpot_hub: ToolHub) -> None:
+    team["master"].on(MARK, marker(MARKED))
+    answers = MARKED_ANSWERS | {"In which county is the birthplace of Miriam Calloway": "Stirlingshire"}
+    team["writer"].on(HOP_READ, hop_reader(answers))
+    settings = make_settings(routing="cheap", max_chain_hops=2)
+
+    state, path, _ = await run(team.resources(hotpot_hub, settings), THREE_HOPS)
+
+    assert path[2:] == ["split_question", "hop", "hop", "writer"], "two hops, no third marked"
+    assert searched(state)[-1] == "In which county is the birthplace of Miriam Calloway?"

@@ -95,6 +95,7 @@ class ScriptedChatModel(BaseChatModel):
 
 
 DECOMPOSE = "You split a question into simple questions"
+MARK = "put [square brackets] around the innermost phrase"
 MASTER = "You are the Master"
 PLANNER = "You are the Planner"
 WRITER = "You are the Writer"
@@ -108,6 +109,11 @@ EXEC_SEARCH_JUDGE = "Which results help with the task"
 def kept_whole(prompt: str) -> str:
     """A decomposition reply that keeps the question (the conversation's last turn) whole."""
     return "1. " + prompt.strip().splitlines()[-1]
+
+
+def copied(prompt: str) -> str:
+    """A marking reply that copies the question (the conversation's last turn) with nothing marked."""
+    return prompt.strip().splitlines()[-1]
 
 
 def assessment(
