@@ -44,12 +44,12 @@ from evals.qa_context import QAContext
 from evals.qa_data import load_questions
 from evals.qa_evaluators import EVALUATORS, trajectory_checks
 from evals.qa_records import aisearch_record, error_record
+from evals.run_dirs import RESULTS_DIR
 from evals.summary import RECORDS, load_records, load_run_records, summarise
 from evals.trace import traced_run
 
 log = logging.getLogger(__name__)
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SYSTEMS = ("aisearch", "rag", "closed_book")
 
 
@@ -73,7 +73,7 @@ class QAOptions:
 
 
 def default_run_dir(options: QAOptions) -> Path:
-    """``evals/results/qa-<date>-<dataset>-n<N>[-s<seed>][-o<offset>]``: the same command on the
+    """``results/qa-<date>-<dataset>-n<N>[-s<seed>][-o<offset>]``: the same command on the
     same day resumes the same run."""
     name = re.sub(r"[^A-Za-z0-9]+", "-", Path(options.data).stem).strip("-") or "data"
     parts = [f"qa-{time.strftime('%Y-%m-%d')}-{name}", f"n{options.n if options.n is not None else 'all'}"]
