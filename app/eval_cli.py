@@ -181,9 +181,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from evals.cqed import RECORDS as CQED_RECORDS
     from evals.cqed_report import write_report as write_cqed_report
     from evals.report import write_report
+    from evals.run_records import RECORDS
 
     run_dir = _run_path(args.run)
-    cqed = (run_dir / CQED_RECORDS).exists() and not (run_dir / "questions.jsonl").exists()
+    cqed = (run_dir / CQED_RECORDS).exists() and not (run_dir / RECORDS).exists()
     path = write_cqed_report(run_dir) if cqed else write_report(run_dir)
     print(path.read_text(encoding="utf-8"))
     return 0
@@ -191,7 +192,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two runs side by side."""
-    from evals.report import compare
+    from evals.run_compare import compare
 
     print(compare(_run_path(args.run_a), _run_path(args.run_b)))
     return 0

@@ -39,7 +39,7 @@ from evals.bfcl_score import Scorer
 from evals.executor_prompts import EXECUTOR_MODES, executor_system_prompt
 from evals.qa_runner import check_resume, environment, finished_ids
 from evals.run_dirs import RESULTS_DIR
-from evals.summary import load_records
+from evals.run_records import load_records
 
 log = logging.getLogger(__name__)
 

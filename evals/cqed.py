@@ -41,7 +41,7 @@ from evals.qa_context import QAContext
 from evals.qa_data import load_questions
 from evals.qa_runner import check_resume, environment, finished_ids, run_system
 from evals.run_dirs import RESULTS_DIR
-from evals.summary import load_records
+from evals.run_records import load_records
 
 log = logging.getLogger(__name__)
 
