@@ -89,8 +89,8 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
 
 def guard_bfcl(command: Handler) -> Handler:
     """The expected failures (no data, a bad option, no model endpoint) as one-line errors, exit 2."""
+    from models.errors import LocalServerError
     from models.factory import ModelUnavailableError
-    from models.local_server import LocalServerError
 
     errors = (
         BfclDataError,

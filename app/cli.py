@@ -57,8 +57,8 @@ from core.run import RunContext, open_run
 from graph.builder import build_graph
 from models.assemble import AssemblyError
 from models.config import ConfigError
+from models.errors import LocalServerError
 from models.factory import ModelUnavailableError
-from models.local_server import LocalServerError
 from tools.index.first_run import default_build_enabled, ensure_default_collection
 from tools.index.service import default_build_needed
 from tools.index.store import IndexStore

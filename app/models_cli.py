@@ -20,7 +20,8 @@ from app.run_setup import store_label
 from core.settings import Settings, load_settings
 from models.assemble import REGISTRY, AssemblyError, assemble, status
 from models.config import ConfigError, masked
-from models.local_server import LocalServerError, ensure_server_state, server_status, stop_server
+from models.errors import LocalServerError
+from models.local_server import ensure_server_state, server_status, stop_server
 
 ERRORS = (AssemblyError, ConfigError, LocalServerError, KeyError)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from models.local_server import free_port
+from models.server_process import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 """The checkout the subprocesses run in (``python -m app.cli`` imports the packages from it)."""

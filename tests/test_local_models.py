@@ -156,7 +156,8 @@ def test_an_idle_server_exits_and_the_next_run_starts_it_again(
 ) -> None:
     import time
 
-    from models.local_server import ensure_server_state, pid_alive, stop_server
+    from models.local_server import ensure_server_state, stop_server
+    from models.server_process import pid_alive
 
     monkeypatch.setenv("AISEARCH_CACHE_DIR", str(tmp_path / "server-cache"))
     settings = load_settings(env={})
