@@ -274,7 +274,7 @@ def ensure_server(settings: ModelSettings) -> str:
     Raises:
         LocalServerError: llama-cpp-python is missing, a GGUF is missing, or the server died or did
             not become healthy within ``local.start_timeout_s`` (the message has the log tail).
-        models.assemble.AssemblyError: A bundled model could not be assembled or verified.
+        models.model_parts.AssemblyError: A bundled model could not be assembled or verified.
     """
     return ensure_server_state(settings)[0]["base_url"]
 

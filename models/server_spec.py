@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from models.assemble import REGISTRY, assemble, models_dir
+from models.assemble import assemble, models_dir
 from models.config import DEFAULT_MODELS, ROLES, ModelSettings
 from models.distilled import DISTILLED_ALIAS, distilled_gguf
 from models.errors import LocalServerError
+from models.model_parts import REGISTRY
 
 SERVER_REVISION = 2  # bump when the server-side code changes, so an older running server is replaced
 

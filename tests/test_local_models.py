@@ -24,9 +24,10 @@ else:
     LLAMA_CPP_ERROR = None
 
 from core.settings import load_settings
-from models.assemble import REGISTRY, model_path
+from models.assemble import model_path
 from models.config import LocalServerSettings
 from models.local_server import running_server
+from models.model_parts import REGISTRY
 
 pytestmark = [
     pytest.mark.local_model,
