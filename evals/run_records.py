@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.summary import summarise
+from tools.index.jsonfiles import json_objects
 
 log = logging.getLogger(__name__)
 
@@ -35,17 +36,7 @@ def load_records(path: str | Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     by_key: dict[str, dict[str, Any]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            log.warning("%s:%d: skipping a corrupt line (%s)", path, number, exc)
-            continue
-        if not isinstance(record, dict):
-            log.warning("%s:%d: skipping a line that is not a JSON object", path, number)
-            continue
+    for number, record in json_objects(path.read_text(encoding="utf-8"), path):
         key = str(record["id"]) if record.get("id") is not None else f"#line{number}"
         by_key[key] = record
     return list(by_key.values())
