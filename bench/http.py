@@ -31,7 +31,7 @@ import httpx
 import numpy as np
 
 from bench.machine import machine_line
-from bench.server import serving
+from bench.server import ServeError, serving
 
 TOKYO = "What time is it in Tokyo now?"
 
@@ -246,10 +246,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, help="write the Markdown report here (and JSON beside it)")
     args = parser.parse_args(argv)
-    results = [
-        run_bench(args.requests, args.concurrency, args.delay, args.turns, s)
-        for s in args.store or ["sqlite"]
-    ]
+    try:
+        results = [
+            run_bench(args.requests, args.concurrency, args.delay, args.turns, s)
+            for s in args.store or ["sqlite"]
+        ]
+    except (ServeError, ValueError) as exc:  # the server did not start; --requests not a multiple of --turns
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
     for result in results:
         sys.stdout.write(json.dumps({k: v for k, v in result.items() if k != "errors"}, indent=2) + "\n")
     if args.out:
