@@ -1,7 +1,7 @@
-"""``aisearch bench models|search|index|soak|faults|page``: run a benchmark of ``evals/`` and write its report.
+"""``aisearch bench models|search|index|soak|faults|page``: run a benchmark of ``bench/`` and write its report.
 
-``register(subparsers)`` adds the ``bench`` group to the main parser (``app/cli.py``). Results go to
-``evals/results/bench-<name>-<date>.{json,md}`` and the Markdown is printed.
+``register(subparsers)`` adds the ``bench`` group to the main parser (``app/cli.py``). Reports go to
+``results/bench-<name>-<date>.{json,md}`` (``evals/run_dirs.py``) and the Markdown is printed.
 """
 
 from __future__ import annotations
@@ -15,53 +15,59 @@ from pathlib import Path
 from typing import Any
 
 
-def write_report(
-    report: dict[str, Any], results: Path, name: str, markdown: Callable[[dict[str, Any]], str]
-) -> None:
-    """Save ``report`` as ``bench-<name>-<date>.json`` and ``.md`` under ``results``; print the Markdown."""
-    results.mkdir(parents=True, exist_ok=True)
-    stem = results / f"bench-{name}-{report['date']}"
+def save_report(report: dict[str, Any], name: str, markdown: Callable[[dict[str, Any]], str]) -> Path:
+    """Save ``report`` as ``results/bench-<name>-<date>.json`` and ``.md``; the path without suffix."""
+    from evals.run_dirs import RESULTS_DIR
+
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    stem = RESULTS_DIR / f"bench-{name}-{report['date']}"
     stem.with_suffix(".json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
     stem.with_suffix(".md").write_text(markdown(report))
+    return stem
+
+
+def write_report(report: dict[str, Any], name: str, markdown: Callable[[dict[str, Any]], str]) -> None:
+    """Save ``report`` (:func:`save_report`) and print its Markdown."""
+    save_report(report, name, markdown)
     print(markdown(report))  # noqa: T201 - the command's output
 
 
 def cmd_models(args: argparse.Namespace) -> int:
     """Benchmark the local models per role and end to end."""
-    from evals import bench_models
+    from bench import models
 
-    report = asyncio.run(bench_models.run(args.repeat, not args.no_routes))
-    write_report(report, bench_models.RESULTS, "models", bench_models.markdown)
+    report = asyncio.run(models.run(args.repeat, not args.no_routes))
+    write_report(report, "models", models.markdown)
     return 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Benchmark document search end to end on the default corpus."""
-    from evals import bench_search
+    from bench import search
 
-    report = asyncio.run(bench_search.run())
-    write_report(report, bench_search.RESULTS, "search", bench_search.markdown)
+    report = asyncio.run(search.run())
+    write_report(report, "search", search.markdown)
     return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Benchmark an index build of synthetic passages: throughput per tenth, peak memory."""
-    from evals import bench_index
+    from bench import index
 
-    report = bench_index.run(args.passages, args.words)
-    write_report(report, bench_index.RESULTS, "index", bench_index.markdown)
+    report = index.run(args.passages, args.words)
+    write_report(report, "index", index.markdown)
     return 0
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
     """Questions in a row through ``aisearch ask``, memory of every process over time."""
-    from evals import bench_search, soak
+    from bench import search, soak
     from evals.qa_data import load_questions
 
     if args.data:
         questions = [row["question"] for row in load_questions(args.data, n=args.n)]
     else:
-        questions = [question for question, _ in bench_search.QUESTIONS]
+        questions = [question for question, _ in search.QUESTIONS]
         questions = [questions[i % len(questions)] for i in range(args.n)]
     env = {}
     if args.index_dir:
@@ -69,45 +75,42 @@ def cmd_soak(args: argparse.Namespace) -> int:
     if args.collection:
         env["AISEARCH_DOCSEARCH_COLLECTION"] = args.collection
     report = soak.run(questions, env, sample_s=args.sample_s)
-    write_report(report, soak.RESULTS, "soak", soak.markdown)
-    soak.plot(report, soak.RESULTS / f"bench-soak-{report['date']}.png")
+    stem = save_report(report, "soak", soak.markdown)
+    soak.plot(report, stem.with_suffix(".png"))
+    print(soak.markdown(report))  # noqa: T201 - the command's output
     return 0 if not report["errors"] and not report["leftover_processes"] else 1
 
 
 def cmd_faults(args: argparse.Namespace) -> int:
     """Backup tools under injected faults: success and P50 latency with and without backups."""
-    from evals import bench_faults
+    from bench import faults
 
-    report = asyncio.run(bench_faults.run(args.fail_rate, args.seed))
+    report = asyncio.run(faults.run(args.fail_rate, args.seed))
     if args.json:
-        results = bench_faults.RESULTS
-        results.mkdir(parents=True, exist_ok=True)
-        stem = results / f"bench-faults-{report['date']}"
-        stem.with_suffix(".json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
-        stem.with_suffix(".md").write_text(bench_faults.markdown(report))
+        save_report(report, "faults", faults.markdown)
         summary = {key: value for key, value in report.items() if key != "questions"}
         print(json.dumps(summary))  # noqa: T201 - the command's output (one JSON object)
     else:
-        write_report(report, bench_faults.RESULTS, "faults", bench_faults.markdown)
+        write_report(report, "faults", faults.markdown)
     return 0 if report["success_with_backup"] >= report["success_without_backup"] else 1
 
 
 def cmd_page(args: argparse.Namespace) -> int:
     """Time to the first answer token on the search page against ``aisearch ask``."""
-    from evals import bench_page
+    from bench import page
 
     try:
-        report = bench_page.run(
+        report = page.run(
             args.question,
             args.rounds,
             Path(args.screenshot) if args.screenshot else None,
             stream=not args.no_stream,
             on_run=lambda side, seconds: print(f"{side}: {seconds:.2f} s", file=sys.stderr, flush=True),  # noqa: T201
         )
-    except bench_page.BenchError as exc:
+    except page.BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 - the command's output
         return 1
-    write_report(report, bench_page.RESULTS, "page", bench_page.markdown)
+    write_report(report, "page", page.markdown)
     return 0
 
 

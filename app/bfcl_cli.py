@@ -38,7 +38,7 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     from evals.bfcl_fetch import data_dir, ensure_bfcl
     from evals.bfcl_run import BfclOptions, default_run_dir, run_bfcl
     from evals.bfcl_score import Scorer
-    from evals.qa_runner import RESULTS_DIR
+    from evals.run_dirs import named_run_dir
     from models.config import load_model_settings
     from models.factory import build_chat_model
 
@@ -70,10 +70,7 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     )
     if args.data_dir:
         options.data = str(data.resolve())
-    if args.run:
-        options.run_dir = Path(args.run).expanduser() if "/" in args.run else RESULTS_DIR / args.run
-    else:
-        options.run_dir = default_run_dir(options)
+    options.run_dir = named_run_dir(args.run) if args.run else default_run_dir(options)
     if args.fresh and options.run_dir.exists():
         shutil.rmtree(options.run_dir)
     model = build_chat_model(args.role, settings)
@@ -92,8 +89,8 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
 
 def guard_bfcl(command: Handler) -> Handler:
     """The expected failures (no data, a bad option, no model endpoint) as one-line errors, exit 2."""
+    from models.errors import LocalServerError
     from models.factory import ModelUnavailableError
-    from models.local_server import LocalServerError
 
     errors = (
         BfclDataError,
@@ -117,7 +114,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "own AST checker (irrelevance: right only without a call). Every category is split by a "
         "salted hash of the task id into train/dev/test (60/20/20); tune on train/dev only. BFCL "
         "(bfcl-eval on PyPI, pinned) is fetched once into ~/.cache/aisearch/bfcl. Writes "
-        "evals/results/<run>/ (bfcl.jsonl, summary.json, report.md); a stopped run resumes.",
+        "results/<run>/ (bfcl.jsonl, summary.json, report.md); a stopped run resumes.",
     )
     bfcl.add_argument("--role", choices=ROLES, default="executor", help="the role whose model is measured")
     bfcl.add_argument("--model", help="the model name (default: the role's configured model)")
@@ -146,9 +143,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     bfcl.add_argument(
         "--data-dir", help="a folder of BFCL-format files to read instead of the pinned release"
     )
-    bfcl.add_argument(
-        "--run", help="run name under evals/results (or a path); default from date, role, model"
-    )
+    bfcl.add_argument("--run", help="run name under results (or a path); default from date, role, model")
     bfcl.add_argument("--fresh", action="store_true", help="start the run over instead of resuming it")
     bfcl.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     bfcl.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

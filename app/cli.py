@@ -55,10 +55,10 @@ from app.tools_config_cli import register as register_tools_config
 from core.query import QueryError, prepare_query
 from core.run import RunContext, open_run
 from graph.builder import build_graph
-from models.assemble import AssemblyError
 from models.config import ConfigError
+from models.errors import LocalServerError
 from models.factory import ModelUnavailableError
-from models.local_server import LocalServerError
+from models.model_parts import AssemblyError
 from tools.index.first_run import default_build_enabled, ensure_default_collection
 from tools.index.service import default_build_needed
 from tools.index.store import IndexStore

@@ -86,7 +86,7 @@ def _curated_examples(work: Path) -> list[Any]:
     from distill.paths import CURATED
     from evals.bfcl_data import load_tasks
     from evals.bfcl_fetch import data_dir, ensure_bfcl
-    from evals.summary import load_records
+    from evals.run_records import load_records
 
     path = work / CURATED
     if not path.is_file():

@@ -57,7 +57,8 @@ def cmd_qa(args: argparse.Namespace) -> int:
     from core.settings import load_settings
     from evals.qa_context import open_context
     from evals.qa_data import load_questions
-    from evals.qa_runner import RESULTS_DIR, QAOptions, default_run_dir, run_qa
+    from evals.qa_runner import QAOptions, default_run_dir, run_qa
+    from evals.run_dirs import named_run_dir
 
     systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
     unknown = [s for s in systems if s not in ("aisearch", "rag", "closed_book")]
@@ -78,10 +79,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
         upload=args.upload,
         command=_qa_command(args),
     )
-    if args.run:
-        run_dir = Path(args.run).expanduser() if "/" in args.run else RESULTS_DIR / args.run
-    else:
-        run_dir = default_run_dir(options)
+    run_dir = named_run_dir(args.run) if args.run else default_run_dir(options)
     options.run_dir = run_dir
     if args.fresh and run_dir.exists():
         shutil.rmtree(run_dir)
@@ -123,7 +121,7 @@ def cmd_cqed(args: argparse.Namespace) -> int:
     from evals.cqed_judge import CqedJudge
     from evals.qa_context import open_context
     from evals.qa_data import load_questions
-    from evals.qa_runner import RESULTS_DIR
+    from evals.run_dirs import named_run_dir
     from tools.index.paths import DEFAULT_COLLECTION, default_index_dir
 
     settings = load_settings(args.config)
@@ -145,10 +143,7 @@ def cmd_cqed(args: argparse.Namespace) -> int:
         index=f"{index_dir}:{collection}",
         command=shlex.join(words),
     )
-    run_dir = (
-        (Path(args.run).expanduser() if "/" in args.run else RESULTS_DIR / args.run) if args.run else None
-    )
-    options.run_dir = run_dir or default_run_dir(options)
+    options.run_dir = named_run_dir(args.run) if args.run else default_run_dir(options)
     if args.fresh and options.run_dir.exists():
         shutil.rmtree(options.run_dir)
     queries = load_questions(options.data, options.n, options.offset)  # fail fast on bad data
@@ -186,9 +181,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from evals.cqed import RECORDS as CQED_RECORDS
     from evals.cqed_report import write_report as write_cqed_report
     from evals.report import write_report
+    from evals.run_records import RECORDS
 
     run_dir = _run_path(args.run)
-    cqed = (run_dir / CQED_RECORDS).exists() and not (run_dir / "questions.jsonl").exists()
+    cqed = (run_dir / CQED_RECORDS).exists() and not (run_dir / RECORDS).exists()
     path = write_cqed_report(run_dir) if cqed else write_report(run_dir)
     print(path.read_text(encoding="utf-8"))
     return 0
@@ -196,7 +192,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two runs side by side."""
-    from evals.report import compare
+    from evals.run_compare import compare
 
     print(compare(_run_path(args.run_a), _run_path(args.run_b)))
     return 0
@@ -222,8 +218,8 @@ def cmd_routes(args: argparse.Namespace) -> int:
     from core.settings import load_settings
     from evals.qa_context import open_context
     from evals.qa_data import load_questions
-    from evals.qa_runner import RESULTS_DIR
     from evals.routing import markdown, route_questions, summarize
+    from evals.run_dirs import RESULTS_DIR
 
     settings = load_settings()
     if args.routing:
@@ -263,8 +259,8 @@ def cmd_routes(args: argparse.Namespace) -> int:
 
 
 def _run_path(run: str) -> Path:
-    """A run directory given by path, or by name under ``evals/results``."""
-    from evals.qa_runner import RESULTS_DIR
+    """A run directory given by path, or by name under ``results/``."""
+    from evals.run_dirs import RESULTS_DIR
 
     path = Path(run).expanduser()
     if not path.exists() and (RESULTS_DIR / run).exists():
@@ -287,7 +283,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="answer quality and latency: aisearch vs same-model RAG (and closed-book), side by side",
         description="Run questions through aisearch and a vanilla RAG baseline with the same model and "
         "index; score EM/F1/cover, supporting-title recall, citations, an LLM judge and NWR; write "
-        "evals/results/<run>/ (questions.jsonl, summary.json, report.md, plots). A stopped run resumes.",
+        "results/<run>/ (questions.jsonl, summary.json, report.md, plots). A stopped run resumes.",
     )
     qa.add_argument(
         "--data", required=True, help="questions JSONL (HotpotQA format, or evals/data/regression.jsonl)"
@@ -308,7 +304,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     qa.add_argument("--concurrency", type=int, default=1, help="questions in flight at once (default 1)")
     qa.add_argument("--question-timeout", type=float, default=900.0, help="seconds per system per question")
-    qa.add_argument("--run", help="run name under evals/results (or a path); default from date and data")
+    qa.add_argument("--run", help="run name under results (or a path); default from date and data")
     qa.add_argument("--fresh", action="store_true", help="start the run over instead of resuming it")
     qa.add_argument("--collection", default="hotpotqa", help="collection for the corpus (default hotpotqa)")
     qa.add_argument("--index-dir", help="index directory (default ~/.local/share/aisearch/eval-index)")
@@ -323,7 +319,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description="Answer each query with aisearch, same-model RAG and closed-book over the configured "
         "document index, then have SRSA's LLM judge rate the three answers, shown blind in a seeded "
         "order, 0-5 on informativeness, completeness, novelty and actionability; write "
-        "evals/results/<run>/ (cqed.jsonl, summary.json, report.md). A stopped run resumes.",
+        "results/<run>/ (cqed.jsonl, summary.json, report.md). A stopped run resumes.",
     )
     cqed.add_argument(
         "--data", required=True, help="CQED queries JSONL (id, query), e.g. ../shared/data/cqed/queries.jsonl"
@@ -333,7 +329,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     cqed.add_argument(
         "--seed", type=int, default=0, help="seed of the blind order the judge sees (default 0)"
     )
-    cqed.add_argument("--run", help="run name under evals/results (or a path); default from date and data")
+    cqed.add_argument("--run", help="run name under results (or a path); default from date and data")
     cqed.add_argument("--fresh", action="store_true", help="start the run over instead of resuming it")
     cqed.add_argument("--index-dir", help="index directory (default: your document index)")
     cqed.add_argument("--collection", help="collection to search (default: your docsearch default, docs)")
@@ -353,7 +349,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     cqed.set_defaults(func=_guard(cmd_cqed))
 
     report = group.add_parser("report", help="re-render a run's report (and a QA run's plots)")
-    report.add_argument("run", help="run directory or name under evals/results")
+    report.add_argument("run", help="run directory or name under results")
     report.set_defaults(func=_guard(cmd_report))
 
     routes = group.add_parser(
@@ -369,7 +365,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     routes.add_argument("--routing", choices=("cheap", "llm"), help="override the configured routing")
     routes.add_argument("--collection", default="hotpotqa", help="collection for --corpus (default hotpotqa)")
     routes.add_argument("--index-dir", help="index directory for --corpus")
-    routes.add_argument("--out", default="routes", help="results folder name under evals/results")
+    routes.add_argument("--out", default="routes", help="results folder name under results")
     routes.set_defaults(func=_guard(cmd_routes))
 
     compare = group.add_parser("compare", help="two runs side by side (before/after a change)")
@@ -384,7 +380,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "that has none, into judge.jsonl beside its records (resumable); then the summary and report, "
         "with the judge's agreement with exact match, are written again. Nothing is answered again.",
     )
-    judge.add_argument("run", help="run directory or name under evals/results")
+    judge.add_argument("run", help="run directory or name under results")
     judge.add_argument("--n", type=int, help="judge only the run's first N questions")
     judge.add_argument("--judge-model", help="judge model name (default: the writer's)")
     judge.add_argument(

@@ -12,8 +12,8 @@ module's :data:`app` into ``langgraph dev`` beside LangGraph Server's own routes
 Every route needs the bearer token ``AISEARCH_HTTP_TOKEN`` when it is set, except ``/health``, the
 search page and its assets, and FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json``; every route of this app checks ``Host``
 (``app/http_guard.py``).
-- ``/conversations/{thread_id}``: ``/invoke`` and ``/stream`` continue a thread that exists (404
-  otherwise), ``/state`` and ``/history`` read it, ``/resume`` and ``/resume/stream`` continue a
+- ``/conversations/{thread_id}`` (``app/http_conversations.py``): ``/invoke`` and ``/stream``
+  continue a thread that exists (404 otherwise), ``/state`` and ``/history`` read it, ``/resume`` and ``/resume/stream`` continue a
   run paused for a person (``{"resume": reply}``; 404 unknown thread, 409 nothing paused, 422 a
   reply that does not fit the request). (Not ``/threads``: mounted into ``langgraph dev`` these
   would shadow LangGraph Server's thread routes, which Studio uses.)
@@ -26,226 +26,42 @@ and ``/state`` lists them until the run is resumed.
 ``/stream`` sends ``metadata`` (run and thread id), then ``data`` events, each a JSON object
 whose ``event`` says what it is (``route``, ``tools``, ``plan``, ``task_start``, ``task_end``,
 ``review``, ``token``, ``answer``: ``core/events.py`` plus the Writer's tokens), then ``end``;
-a run that fails sends ``error`` first. One run per thread at a time: another gets 409.
+a run that fails sends ``error`` first. One run per thread at a time: another gets 409. How one
+run is served (slot, claim, deadline, stream) is ``app/http_runs.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
 import os
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
-from fastapi.encoders import jsonable_encoder
-from langgraph.types import Command
+from fastapi import Depends, FastAPI, HTTPException, Request
 from pydantic import TypeAdapter
-from sse_starlette import EventSourceResponse, ServerSentEvent
-from starlette.background import BackgroundTask
+from sse_starlette import EventSourceResponse
 
-from app.http_bodies import (
-    THREAD_ID,
-    BatchBody,
-    InvokeBody,
-    QueryInput,
-    ResumeBody,
-    RunConfig,
-    StreamEventsBody,
-)
-from app.http_guard import (
-    RUN_TIMEOUT_ENV,
-    GuardOptions,
-    LimitedBodyRoute,
-    RunSlots,
-    require_host,
-    require_key,
-)
+from app.http_bodies import BatchBody, InvokeBody, QueryInput, RunConfig, StreamEventsBody
+from app.http_conversations import router as conversations_router
+from app.http_guard import GuardOptions, RunSlots, guarded_router, require_host
 from app.http_page import router as page_router
-from app.http_service import Service, service
-from app.run_setup import (
-    Token,
-    graph_input,
-    new_thread_id,
-    open_served,
-    pending_requests,
-    run_stream,
-    thread_config,
-    thread_exists,
-)
+from app.http_runs import invoke_turn, run_turn, stream_turn
+from app.http_service import Service, Svc, service
+from app.run_setup import new_thread_id, open_served
 from app.thread_locks import open_claims
-from core.human import ReplyError, read_reply
 from core.run import ModelProvider
 from core.settings import Settings, load_settings
 from core.state import OutputState
 
-log = logging.getLogger(__name__)
-
-ThreadId = Annotated[str, Path(pattern=THREAD_ID, description="A thread id, as /invoke returns it")]
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, default=_encodable)
-
-
-def _encodable(value: Any) -> Any:
-    try:
-        return jsonable_encoder(value)
-    except Exception:  # noqa: BLE001 - an event field with no JSON form is shown by its repr
-        return repr(value)
-
-
-def _failure(exc: BaseException) -> str:
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"the run failed ({type(exc).__name__}{': ' + first if first else ''})"
-
-
-def _config(config: RunConfig, thread_id: str, run_id: uuid.UUID) -> dict[str, Any]:
-    extra: dict[str, Any] = {"run_id": run_id, "tags": config.tags, "metadata": config.metadata}
-    if config.run_name:
-        extra["run_name"] = config.run_name
-    return thread_config(thread_id, **extra)
-
-
-async def _invoke(svc: Service, value: str | Command, config: RunConfig, thread_id: str) -> dict[str, Any]:
-    """One turn (or a resumed run) on ``thread_id``, held for its run; the answer with its metadata."""
-    with svc.slots.hold(), svc.claims.claim(thread_id):
-        return await _run(svc, value, config, thread_id)
-
-
-async def _run(svc: Service, value: str | Command, config: RunConfig, thread_id: str) -> dict[str, Any]:
-    """The run itself (the caller holds the thread): its output, metadata and pending requests."""
-    run_id = uuid.uuid4()
-    try:
-        async with asyncio.timeout(svc.run_timeout_s):
-            output = await svc.graph.ainvoke(
-                graph_input(value),
-                _config(config, thread_id, run_id),
-                context=svc.context(config.configurable),
-            )
-    except TimeoutError:
-        log.warning("run %s on thread %s passed its deadline of %.0f s", run_id, thread_id, svc.run_timeout_s)
-        raise HTTPException(504, _past_deadline(svc)) from None
-    except Exception as exc:  # the graph degrades on its own; this is a bug, said in one line
-        log.exception("run %s on thread %s failed", run_id, thread_id)
-        raise HTTPException(500, _failure(exc)) from None
-    paused = [{"id": item.id, "value": item.value} for item in output.pop("__interrupt__", [])]
-    metadata = {"run_id": str(run_id), "thread_id": thread_id, "feedback_tokens": []}
-    return {"output": jsonable_encoder(output), "metadata": metadata, "interrupts": jsonable_encoder(paused)}
-
-
-def _past_deadline(svc: Service) -> str:
-    return (
-        f"the run passed its deadline of {svc.run_timeout_s:g} s ({RUN_TIMEOUT_ENV}) and was stopped; "
-        "the thread keeps the steps that finished"
-    )
-
-
-async def _resume_command(svc: Service, thread_id: str, body: ResumeBody) -> Command:
-    """The ``Command`` that resumes the paused run on ``thread_id`` with the body's reply.
-
-    Raises:
-        HTTPException: 404 for an unknown thread, 409 when no run waits there, 422 for a reply that
-            does not answer the pending request.
-    """
-    pending = await pending_requests(svc.graph, thread_config(await _existing(svc, thread_id)))
-    if not pending:
-        raise HTTPException(409, f"thread {thread_id!r} has no paused run to resume")
-    try:
-        read_reply(pending[0]["value"], body.resume)
-    except ReplyError as exc:
-        raise HTTPException(422, str(exc)) from None
-    return Command(resume=body.resume)
-
-
-def _stream(
-    svc: Service,
-    value: str | Command,
-    run_config: RunConfig,
-    thread_id: str,
-    *,
-    filters: dict[str, list[str]] | None = None,
-    claimed: bool = False,
-) -> EventSourceResponse:
-    """The SSE response of one turn (or a resumed run): progress and tokens (with ``filters``:
-    LangChain's v2 event stream, filtered as :class:`StreamEventsBody` asks), then the requests of
-    a run that paused; ``claimed``: the caller holds the thread already."""
-    try:
-        svc.slots.take()  # 503 now, before the response starts
-    except HTTPException:
-        if claimed:
-            svc.claims.release(thread_id)
-        raise
-    if not claimed:
-        try:
-            svc.claims.take(thread_id)  # 409 now, before the response starts
-        except HTTPException:
-            svc.slots.release()
-            raise
-    run_id = uuid.uuid4()
-    config = _config(run_config, thread_id, run_id)
-    context = svc.context(run_config.configurable)
-
-    async def source() -> AsyncIterator[Any]:
-        if filters is not None:
-            stream = svc.graph.astream_events(
-                graph_input(value), config, context=context, version="v2", **filters
-            )
-        else:
-            stream = run_stream(svc.graph, value, config, context)
-        async for item in stream:
-            if isinstance(item, Token):
-                yield {"event": "token", "text": item.text, "message_id": item.message}
-            else:
-                yield item
-        for pending in await pending_requests(svc.graph, config):
-            yield {"event": "interrupt", **pending}
-
-    async def sse() -> AsyncIterator[ServerSentEvent]:
-        yield ServerSentEvent(_json({"run_id": str(run_id), "thread_id": thread_id}), event="metadata")
-        try:
-            async with asyncio.timeout(svc.run_timeout_s):
-                async for item in source():
-                    yield ServerSentEvent(_json(item), event="data")
-        except TimeoutError:
-            log.warning("streamed run %s on thread %s passed its deadline", run_id, thread_id)
-            yield ServerSentEvent(_json({"status_code": 504, "message": _past_deadline(svc)}), event="error")
-        except Exception as exc:  # same as _invoke, on the stream: an error event, then end
-            log.exception("streamed run %s on thread %s failed", run_id, thread_id)
-            yield ServerSentEvent(_json({"status_code": 500, "message": _failure(exc)}), event="error")
-        yield ServerSentEvent("", event="end")
-
-    async def release() -> None:  # after the stream ends, is cancelled by a disconnect, or never starts
-        svc.claims.release(thread_id)
-        svc.slots.release()
-
-    return EventSourceResponse(sse(), background=BackgroundTask(release))
-
-
-async def _existing(svc: Service, thread_id: str) -> str:
-    if not await thread_exists(svc.graph, thread_id):
-        raise HTTPException(404, f"unknown thread id {thread_id!r}")
-    return thread_id
-
-
-def _same_thread(body: InvokeBody | ResumeBody, thread_id: str) -> None:
-    given = body.config.configurable.thread_id
-    if given is not None and given != thread_id:
-        raise HTTPException(422, f"config.configurable.thread_id {given!r} is not the path's {thread_id!r}")
-
-
-Svc = Annotated[Service, Depends(service)]
-router = APIRouter(route_class=LimitedBodyRoute, dependencies=[Depends(require_host), Depends(require_key)])
+router = guarded_router()
 
 
 @router.post("/invoke", summary="Answer a query (a new thread, or the one in config.configurable)")
 async def invoke(body: InvokeBody, svc: Svc) -> dict[str, Any]:
     """LangServe's invoke: ``{"output": <final state>, "metadata": {"run_id", "thread_id"}}``."""
     thread_id = body.config.configurable.thread_id or new_thread_id()
-    return await _invoke(svc, body.input.query, body.config, thread_id)
+    return await invoke_turn(svc, body.input.query, body.config, thread_id)
 
 
 @router.post("/batch", summary="Answer several queries at once, each on its own thread")
@@ -259,7 +75,7 @@ async def batch(body: BatchBody, svc: Svc) -> dict[str, Any]:
 
     async def one(query: str, config: RunConfig, thread: str) -> dict[str, Any]:
         with svc.claims.claim(thread):
-            return await _run(svc, query, config, thread)
+            return await run_turn(svc, query, config, thread)
 
     try:
         with svc.slots.hold(len(body.inputs)):  # all of them or none: 503 before anything runs
@@ -281,14 +97,16 @@ async def batch(body: BatchBody, svc: Svc) -> dict[str, Any]:
 @router.post("/stream", summary="Answer a query as server-sent events")
 async def stream(body: InvokeBody, svc: Svc) -> EventSourceResponse:
     """Route, plan, tasks, re-plans, answer tokens, the final answer, then ``end``."""
-    return _stream(svc, body.input.query, body.config, body.config.configurable.thread_id or new_thread_id())
+    return stream_turn(
+        svc, body.input.query, body.config, body.config.configurable.thread_id or new_thread_id()
+    )
 
 
 @router.post("/stream_events", summary="Answer a query as LangChain's v2 event stream")
 async def stream_events(body: StreamEventsBody, svc: Svc) -> EventSourceResponse:
     """Every callback event of the run (``on_chain_start``, ``on_chat_model_stream``, …) as ``data``."""
     thread_id = body.config.configurable.thread_id or new_thread_id()
-    return _stream(svc, body.input.query, body.config, thread_id, filters=body.filters())
+    return stream_turn(svc, body.input.query, body.config, thread_id, filters=body.filters())
 
 
 @router.get("/input_schema", summary="JSON schema of the input")
@@ -307,87 +125,6 @@ async def output_schema() -> dict[str, Any]:
 async def config_schema() -> dict[str, Any]:
     """The schema of ``config``: the thread id and this run's routing and budgets."""
     return RunConfig.model_json_schema()
-
-
-@router.post("/conversations/{thread_id}/invoke", summary="Continue a thread")
-async def continue_thread(body: InvokeBody, thread_id: ThreadId, svc: Svc) -> dict[str, Any]:
-    """The next turn of an existing thread (404 when there is none)."""
-    _same_thread(body, thread_id)
-    return await _invoke(svc, body.input.query, body.config, await _existing(svc, thread_id))
-
-
-@router.post("/conversations/{thread_id}/stream", summary="Continue a thread as server-sent events")
-async def continue_thread_stream(body: InvokeBody, thread_id: ThreadId, svc: Svc) -> EventSourceResponse:
-    """``/stream`` on an existing thread (404 when there is none)."""
-    _same_thread(body, thread_id)
-    return _stream(svc, body.input.query, body.config, await _existing(svc, thread_id))
-
-
-@router.post("/conversations/{thread_id}/resume", summary="Resume a run paused for a person")
-async def resume_thread(body: ResumeBody, thread_id: ThreadId, svc: Svc) -> dict[str, Any]:
-    """Answer the pending request (``interrupts`` of ``/invoke`` or ``/state``) and run on: the
-    answer, or the next request (404 unknown thread, 409 nothing to resume, 422 a reply that does not fit)."""
-    _same_thread(body, thread_id)
-    with svc.slots.hold(), svc.claims.claim(thread_id):
-        return await _run(svc, await _resume_command(svc, thread_id, body), body.config, thread_id)
-
-
-@router.post("/conversations/{thread_id}/resume/stream", summary="Resume a paused run as server-sent events")
-async def resume_thread_stream(body: ResumeBody, thread_id: ThreadId, svc: Svc) -> EventSourceResponse:
-    """``/resume`` as ``/stream`` sends it."""
-    _same_thread(body, thread_id)
-    svc.claims.take(thread_id)
-    try:
-        command = await _resume_command(svc, thread_id, body)
-    except HTTPException:
-        svc.claims.release(thread_id)
-        raise
-    return _stream(svc, command, body.config, thread_id, claimed=True)
-
-
-@router.get("/conversations/{thread_id}/state", summary="A thread's current state")
-async def thread_state(thread_id: ThreadId, svc: Svc) -> dict[str, Any]:
-    """The thread's values (messages, last answer, …), its next nodes, the requests of a run paused
-    for a person (``interrupts``) and whether a run holds it."""
-    snapshot = await svc.graph.aget_state(thread_config(await _existing(svc, thread_id)))
-    return {
-        "thread_id": thread_id,
-        "values": jsonable_encoder(snapshot.values),
-        "next": list(snapshot.next),
-        "interrupts": jsonable_encoder(
-            [{"id": item.id, "value": item.value} for item in snapshot.interrupts]
-        ),
-        "checkpoint_id": snapshot.config["configurable"].get("checkpoint_id"),
-        "created_at": snapshot.created_at,
-        "busy": svc.claims.held(thread_id),
-    }
-
-
-@router.get("/conversations/{thread_id}/history", summary="A thread's checkpoints, newest first")
-async def thread_history(
-    thread_id: ThreadId,
-    svc: Svc,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    values: Annotated[bool, Query(description="include the state values of every checkpoint")] = False,
-) -> dict[str, Any]:
-    """Each checkpoint's step, source, the nodes it ran next and (``values=true``) its values."""
-    config = thread_config(await _existing(svc, thread_id))
-    checkpoints = []
-    async for snapshot in svc.graph.aget_state_history(config, limit=limit):
-        entry = {
-            "checkpoint_id": snapshot.config["configurable"].get("checkpoint_id"),
-            "parent_checkpoint_id": (snapshot.parent_config or {})
-            .get("configurable", {})
-            .get("checkpoint_id"),
-            "created_at": snapshot.created_at,
-            "step": snapshot.metadata.get("step") if snapshot.metadata else None,
-            "source": snapshot.metadata.get("source") if snapshot.metadata else None,
-            "next": list(snapshot.next),
-        }
-        if values:
-            entry["values"] = jsonable_encoder(snapshot.values)
-        checkpoints.append(entry)
-    return {"thread_id": thread_id, "checkpoints": checkpoints}
 
 
 def create_app(
@@ -460,6 +197,7 @@ def create_app(
         }
 
     app.include_router(router)
+    app.include_router(conversations_router)
     app.include_router(page_router)
     return app
 

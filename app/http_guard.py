@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from fastapi import HTTPException, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from starlette.types import Message, Receive
@@ -228,3 +228,8 @@ class RunSlots:
             yield
         finally:
             self.release(count)
+
+
+def guarded_router() -> APIRouter:
+    """A router for the app's own routes: each checks ``Host`` and the bearer token, and limits the body."""
+    return APIRouter(route_class=LimitedBodyRoute, dependencies=[Depends(require_host), Depends(require_key)])

@@ -7,8 +7,9 @@ name that is not in ``sys.modules``, where a dataclass cannot be defined.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request
 from langgraph.graph.state import CompiledStateGraph
 
 from app.http_bodies import Configurable
@@ -43,3 +44,7 @@ async def service(request: Request) -> Service:
     if found is None:
         raise HTTPException(503, "the server is starting")
     return found
+
+
+Svc = Annotated[Service, Depends(service)]
+"""A route's parameter that receives the running service."""

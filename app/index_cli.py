@@ -87,6 +87,7 @@ def _brief(state: dict[str, Any]) -> dict[str, Any]:
 def cmd_eval_retrieval(args: argparse.Namespace) -> int:
     """Measure retrieval recall and latency on HotpotQA-format data; print one JSON object."""
     from evals import retrieval
+    from evals.run_dirs import RESULTS_DIR
 
     rerank_chat = None
     if args.rerank:
@@ -112,7 +113,7 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
         result["subqueries"] = generation
     command = _eval_command(args)
     if not args.no_write:
-        json_path, md_path = retrieval.write_results(result, args.out or retrieval.RESULTS_DIR, command)
+        json_path, md_path = retrieval.write_results(result, args.out or RESULTS_DIR, command)
         result["written"] = [str(json_path), str(md_path)]
     if args.json:
         echo(json.dumps(result, indent=2))
@@ -212,7 +213,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--collection", default="hotpotqa", help="collection for the corpus (default hotpotqa)"
     )
     retrieval.add_argument("--index-dir", help="index directory (default ~/.local/share/aisearch/eval-index)")
-    retrieval.add_argument("--out", help="results directory (default evals/results)")
+    retrieval.add_argument("--out", help="results directory (default results/)")
     retrieval.add_argument("--no-write", action="store_true", help="do not write results files")
     retrieval.add_argument("-q", "--quiet", action="store_true", help="no progress bars on stderr")
     retrieval.set_defaults(func=_guard(cmd_eval_retrieval))

@@ -18,9 +18,11 @@ from typing import Any
 from app.commands import Handler, echo, guarded
 from app.run_setup import store_label
 from core.settings import Settings, load_settings
-from models.assemble import REGISTRY, AssemblyError, assemble, status
+from models.assemble import assemble, status
 from models.config import ConfigError, masked
-from models.local_server import LocalServerError, ensure_server_state, server_status, stop_server
+from models.errors import LocalServerError
+from models.local_server import ensure_server_state, server_status, stop_server
+from models.model_parts import REGISTRY, AssemblyError
 
 ERRORS = (AssemblyError, ConfigError, LocalServerError, KeyError)
 

@@ -15,7 +15,7 @@ Two pauses, both off unless a run turns them on (``Settings.clarify``, ``Setting
 A reply the node cannot read, or an edited plan that is not valid, is not an error of the run: the
 node asks again with the same question and ``error`` saying what was wrong, so the person can
 fix it, approve the original plan or reject it. Callers resume a paused run with
-``Command(resume=reply)`` on its thread (``app/http_api.py``'s ``/conversations/{id}/resume``,
+``Command(resume=reply)`` on its thread (``app/http_conversations.py``'s ``/conversations/{id}/resume``,
 ``aisearch ask --interactive``).
 """
 

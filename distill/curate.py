@@ -17,7 +17,7 @@ from typing import Any
 from distill.judges import CORRECTNESS_STAGES, EFFICIENCY_STAGES, judge_correct, judge_efficient
 from evals.bfcl_data import BfclTask
 from evals.bfcl_score import Scorer
-from evals.summary import load_records
+from evals.run_records import load_records
 
 log = logging.getLogger(__name__)
 

@@ -37,8 +37,9 @@ from evals.bfcl_fetch import BFCL_PACKAGE, BFCL_VERSION
 from evals.bfcl_schema import ToolSet
 from evals.bfcl_score import Scorer
 from evals.executor_prompts import EXECUTOR_MODES, executor_system_prompt
-from evals.qa_runner import RESULTS_DIR, check_resume, environment, finished_ids
-from evals.summary import load_records
+from evals.qa_runner import check_resume, environment, finished_ids
+from evals.run_dirs import RESULTS_DIR
+from evals.run_records import load_records
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ def _slug(text: str) -> str:
 
 
 def default_run_dir(options: BfclOptions) -> Path:
-    """``evals/results/bfcl-<date>-<role>-<model>-<split>-n<N>``: the same command on the same day
+    """``results/bfcl-<date>-<role>-<model>-<split>-n<N>``: the same command on the same day
     resumes the same run."""
     parts = [f"bfcl-{time.strftime('%Y-%m-%d')}", options.role, _slug(Path(options.model).stem)]
     parts += [options.split, f"n{options.n if options.n is not None else 'all'}"]

@@ -39,8 +39,9 @@ from evals.cqed_parse import CRITERIA
 from evals.judge import shown_answer
 from evals.qa_context import QAContext
 from evals.qa_data import load_questions
-from evals.qa_runner import RESULTS_DIR, check_resume, environment, finished_ids, run_system
-from evals.summary import load_records
+from evals.qa_runner import check_resume, environment, finished_ids, run_system
+from evals.run_dirs import RESULTS_DIR
+from evals.run_records import load_records
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class CqedOptions:
 
 
 def default_run_dir(options: CqedOptions) -> Path:
-    """``evals/results/cqed-<date>-<dataset>-n<N>-s<seed>[-o<offset>]``."""
+    """``results/cqed-<date>-<dataset>-n<N>-s<seed>[-o<offset>]``."""
     name = re.sub(r"[^A-Za-z0-9]+", "-", Path(options.data).stem).strip("-") or "data"
     parts = [f"cqed-{time.strftime('%Y-%m-%d')}-{name}", f"n{options.n if options.n is not None else 'all'}"]
     parts.append(f"s{options.seed}")

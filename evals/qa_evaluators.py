@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evals.qa_records import route_of
-from evals.summary import record_metrics
+from evals.record_metrics import record_metrics
 
 
 def answer_metrics(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> dict[str, Any]:

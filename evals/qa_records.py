@@ -1,6 +1,6 @@
 """The per-system records of ``aisearch eval qa``: one traced aisearch run, or a failure, as data.
 
-The record schema is documented in ``evals/summary.py``.
+The record schema is documented in ``evals/record_metrics.py``.
 """
 
 from __future__ import annotations

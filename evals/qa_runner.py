@@ -12,8 +12,8 @@ socket opened); the evaluators are plain functions over the per-question record 
 and a trajectory check that flags an unexpected route). With ``LANGSMITH_API_KEY`` set and
 ``upload=True`` the same run is uploaded instead.
 
-The record schema and the summary are documented in ``evals/summary.py``. The parts live beside
-this module: ``qa_context.py`` (the live run, baselines, judge), ``qa_records.py`` (records),
+The record schema is documented in ``evals/record_metrics.py``, the summary in ``evals/summary.py``.
+The parts live beside this module: ``qa_context.py`` (the live run, baselines, judge), ``qa_records.py`` (records),
 ``qa_evaluators.py`` (evaluators), ``langsmith_offline.py`` (the offline client).
 """
 
@@ -44,12 +44,13 @@ from evals.qa_context import QAContext
 from evals.qa_data import load_questions
 from evals.qa_evaluators import EVALUATORS, trajectory_checks
 from evals.qa_records import aisearch_record, error_record
-from evals.summary import RECORDS, load_records, load_run_records, summarise
+from evals.run_dirs import RESULTS_DIR
+from evals.run_records import RECORDS, SUMMARY, load_records, load_run_records
+from evals.summary import summarise
 from evals.trace import traced_run
 
 log = logging.getLogger(__name__)
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SYSTEMS = ("aisearch", "rag", "closed_book")
 
 
@@ -73,7 +74,7 @@ class QAOptions:
 
 
 def default_run_dir(options: QAOptions) -> Path:
-    """``evals/results/qa-<date>-<dataset>-n<N>[-s<seed>][-o<offset>]``: the same command on the
+    """``results/qa-<date>-<dataset>-n<N>[-s<seed>][-o<offset>]``: the same command on the
     same day resumes the same run."""
     name = re.sub(r"[^A-Za-z0-9]+", "-", Path(options.data).stem).strip("-") or "data"
     parts = [f"qa-{time.strftime('%Y-%m-%d')}-{name}", f"n{options.n if options.n is not None else 'all'}"]
@@ -291,6 +292,6 @@ async def run_qa(
         "feedback_means_this_session": {k: round(sum(v) / len(v), 4) for k, v in sorted(feedback.items())},
         "flagged_this_session": flagged,
     }
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+    (run_dir / SUMMARY).write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
     write_report(run_dir)
     return summary

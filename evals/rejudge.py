@@ -5,7 +5,7 @@ the systems it measures); this gives its answers the same verdicts later, with t
 would have used or another endpoint, without answering any question again. Verdicts go to
 ``judge.jsonl`` beside the records (appended per question, so a stopped judging resumes), the
 records themselves stay as the run wrote them, and the summary and report are recomputed with the
-verdicts merged in (``evals/summary.py load_run_records``): judge scores, NWR by the judge and the
+verdicts merged in (``evals/run_records.py load_run_records``): judge scores, NWR by the judge and the
 judge's agreement with exact match, which says how far its verdicts can be trusted.
 """
 
@@ -20,7 +20,8 @@ from typing import Any
 
 from evals.judge import Judge
 from evals.qa_runner import judge_record
-from evals.summary import RECORDS, VERDICTS, load_records, load_run_records, summarise
+from evals.run_records import RECORDS, SUMMARY, VERDICTS, load_records, load_run_records
+from evals.summary import summarise
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ async def judge_run(
             with open(run / VERDICTS, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(line) + "\n")
             bar.update(1)
-    previous = run / "summary.json"
+    previous = run / SUMMARY
     kept = json.loads(previous.read_text(encoding="utf-8")) if previous.exists() else {}
     config_path = run / "config.json"
     config = kept.get("config") or (  # the live run's config has its machine, versions and date

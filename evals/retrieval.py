@@ -11,7 +11,7 @@
 Recall@k is the share of a question's gold titles found among the titles of the top-k passages,
 averaged over questions; both@k is the share of questions with every gold title in the top k.
 Latency is the wall time of one ranker call (query embedding included), one query at a time.
-The JSON printed (and written to ``evals/results/retrieval-<date>.json`` with a Markdown table):
+The JSON printed (and written to ``results/retrieval-<date>.json`` with a Markdown table):
 ``n``, ``recall@5``, ``recall@10``, ``both@5``, ``both@10``, ``query_ms_p50``, ``query_ms_p95``
 (each keyed by ranker: ``bm25``, ``dense``, ``hybrid``, ``hybrid_links`` (the serial strategy's
 evidence: hybrid top 3, then the 2 documents they name, then the rest of hybrid), and
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.strategies import FIRST_HOP_K, LINK_K
+from evals.run_dirs import RESULTS_DIR
 from evals.stats import percentile
 from models.factory import ChatFn
 from tools.index.ingest import index_sources
@@ -43,7 +44,6 @@ from tools.index.store import IndexStore
 
 log = logging.getLogger(__name__)
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 BASE_RANKERS = ("bm25", "dense", "hybrid")
 KS = (5, 10)
 

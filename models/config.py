@@ -90,7 +90,7 @@ class LocalServerSettings(BaseModel):
     (it then exits and gives its memory back; the next run starts it again). ``resident_models``: keep every served model loaded
         (no reload when roles alternate). ``gguf``: alias -> path of your own GGUF files
         (``[local.gguf]`` or ``AISEARCH_LOCAL_GGUF="alias=path;alias2=path"``); a role's ``model`` may
-        also be a path to a ``.gguf`` file. See ``models/local_server.py``.
+        also be a path to a ``.gguf`` file. See ``models/server_spec.py``.
     """
 
     host: str = "127.0.0.1"

@@ -1,4 +1,5 @@
-"""What can go wrong when a model endpoint is called, said so a person can act on it.
+"""What can go wrong when a model endpoint is called, or the embedded server started, said so a
+person can act on it.
 
 The OpenAI client raises ``openai.APIError`` subclasses (a dropped connection, a timeout, a 4xx or
 5xx answer); a raw HTTP client raises ``httpx.HTTPError``; an ``asyncio`` deadline raises
@@ -10,6 +11,11 @@ from __future__ import annotations
 
 import httpx
 import openai
+
+
+class LocalServerError(RuntimeError):
+    """The embedded model server cannot be started or reached (the message says why and what to do)."""
+
 
 MODEL_ERRORS: tuple[type[Exception], ...] = (openai.APIError, httpx.HTTPError, TimeoutError)
 

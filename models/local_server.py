@@ -26,8 +26,9 @@ Own GGUF files: a role's ``model`` may be a path to a ``.gguf`` file (the alias 
 ``[local.gguf]`` / ``AISEARCH_LOCAL_GGUF="alias=path;..."`` maps an alias to a path (this also
 overrides a built-in alias). Such files are not checksummed.
 
-Kept in one file (about 500 lines): the server's lifecycle (state file, lock, spawn, health, reuse,
-stop) is one state machine over the same records; the code that runs inside the server process is
+This module is the lifecycle (state file, lock, spawn, health, reuse, stop); what is served and how
+is ``models/server_spec.py``, the process handling it shares with the document server is
+``models/server_process.py``, and the code that runs inside the server process is
 ``models/server_launcher.py``.
 """
 
@@ -38,34 +39,35 @@ import importlib.util
 import json
 import logging
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 from filelock import FileLock
 
-from models.assemble import REGISTRY, assemble, cache_dir, models_dir
-from models.config import DEFAULT_MODELS, ROLES, ModelSettings
-from models.distilled import DISTILLED_ALIAS, distilled_gguf
+from models.assemble import cache_dir
+from models.config import ModelSettings
+from models.errors import LocalServerError
+from models.server_process import (
+    ADDRESS_IN_USE,
+    free_port,
+    is_our_process,
+    log_tail,
+    pid_alive,
+    port_open,
+    spawn_detached,
+    stop_ours,
+    terminate,
+)
+from models.server_spec import fingerprint, resolve_models, server_config, server_env
 
 log = logging.getLogger(__name__)
 
 LAUNCHER_MODULE = "models.server_launcher"
-LOG_TAIL_LINES = 40
-ADDRESS_IN_USE = ("address already in use", "errno 98")
-
-
-class LocalServerError(RuntimeError):
-    """The embedded server cannot be started or reached."""
-
-
-SERVER_REVISION = 2  # bump when the server-side code changes, so an older running server is replaced
 
 
 def server_dir() -> Path:
@@ -83,22 +85,6 @@ def _lock() -> FileLock:
     return FileLock(str(server_dir() / "server.lock"))
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port on ``host`` that is free right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-def port_open(host: str, port: int, timeout_s: float = 1.0) -> bool:
-    """Whether something accepts TCP connections on ``host:port``."""
-    try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            return True
-    except OSError:
-        return False
-
-
 def llama_cpp_available() -> bool:
     """Whether llama-cpp-python is installed in this interpreter (not imported)."""
     return importlib.util.find_spec("llama_cpp") is not None
@@ -114,113 +100,7 @@ def require_llama_cpp() -> None:
         )
 
 
-# ---- which models to serve -------------------------------------------------------------------
-
-
-def _model_ref(alias: str, settings: ModelSettings) -> Path | None:
-    """The path an alias resolves to, or None for a registry model (assembled at start)."""
-    if alias in settings.local.gguf:
-        return Path(settings.local.gguf[alias]).expanduser()
-    if alias == DISTILLED_ALIAS:
-        return distilled_gguf()
-    if alias in REGISTRY:
-        return None
-    if alias.endswith(".gguf"):
-        return Path(alias).expanduser()
-    raise LocalServerError(
-        f"model {alias!r} is not a bundled model ({', '.join(REGISTRY)}), not a .gguf path, and not "
-        "mapped in [local.gguf] / AISEARCH_LOCAL_GGUF; set base_url for a remote model instead"
-    )
-
-
-def served_aliases(settings: ModelSettings) -> list[str]:
-    """The distinct model aliases of the roles that use the local server (defaults if none does)."""
-    aliases = [settings.role(role).model for role in ROLES if settings.role(role).is_local]
-    if not aliases:
-        aliases = list(DEFAULT_MODELS.values())
-    return list(dict.fromkeys(aliases))
-
-
-def resolve_models(settings: ModelSettings, *, assemble_missing: bool = True) -> dict[str, Path]:
-    """Map each served alias to its GGUF path, assembling bundled models if needed.
-
-    With ``assemble_missing=False`` the bundled models' destination paths are returned without
-    touching them (for comparing with a running server).
-
-    Raises:
-        LocalServerError: An unknown alias, or an own GGUF path that does not exist.
-    """
-    models: dict[str, Path] = {}
-    for alias in served_aliases(settings):
-        path = _model_ref(alias, settings)
-        if path is None:
-            if assemble_missing:
-                path = assemble(alias)
-            else:
-                path = models_dir() / REGISTRY[alias].filename
-        elif not path.is_file():
-            raise LocalServerError(f"GGUF file for model {alias!r} not found: {path}")
-        models[alias] = path
-    return models
-
-
-def server_config(settings: ModelSettings, models: dict[str, Path], port: int) -> dict[str, Any]:
-    """The llama_cpp.server ``--config_file`` content (``ConfigFileSettings``)."""
-    local = settings.local
-    return {
-        "host": local.host,
-        "port": port,
-        "interrupt_requests": False,
-        "models": [
-            {
-                "model": str(path),
-                "model_alias": alias,
-                "n_ctx": local.n_ctx,
-                "n_threads": local.n_threads,
-                "n_threads_batch": local.n_threads,
-                "chat_format": local.chat_format,
-                # Load the weights into process memory instead of mmap-ing the file: this VM's
-                # DAMON "pageout" reclaim drops idle file pages, so an mmap-ed model that sat idle
-                # for a while is re-read from disk on the next call (first calls took 8-30 s).
-                # Anonymous memory stays put (no swap). mlock is capped at 8 MB here, so no mlock.
-                "use_mmap": False,
-                "use_mlock": False,
-                # The stock default (True) keeps logits for every position: n_ctx x vocab floats,
-                # 2.5 GB per model at n_ctx 4096. Only prompt logprobs need it.
-                "logits_all": False,
-                # Keep evaluated prompts' states in RAM and resume from the longest cached prefix:
-                # roles share the 1.5B model, so without it every master call re-reads its long
-                # static prompt after a writer or planner call evicted it.
-                "cache": local.prompt_cache_bytes > 0,
-                "cache_type": "ram",
-                "cache_size": max(local.prompt_cache_bytes, 1),
-                "verbose": False,
-            }
-            for alias, path in models.items()
-        ],
-    }
-
-
-def _fingerprint(settings: ModelSettings, models: dict[str, Path]) -> dict[str, Any]:
-    """What a running server must match: its models (alias -> path) and its other settings."""
-    config = server_config(settings, models, port=0)
-    options = [
-        {k: v for k, v in m.items() if k not in ("model", "model_alias")} for m in config.pop("models")
-    ]
-    config.pop("port")
-    return {
-        "models": {alias: str(path) for alias, path in models.items()},
-        "options": {
-            **config,
-            "model_options": options,
-            "resident_models": settings.local.resident_models,
-            "idle_minutes": settings.local.idle_minutes,
-        },
-        "server": SERVER_REVISION,
-    }
-
-
-# ---- state and processes ---------------------------------------------------------------------
+# ---- state ---------------------------------------------------------------------------------------
 
 
 def read_state() -> dict[str, Any] | None:
@@ -238,38 +118,6 @@ def _write_state(state: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _clear_state() -> None:
-    state_path().unlink(missing_ok=True)
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie counts as dead; our own dead children are reaped)."""
-    with contextlib.suppress(ChildProcessError, OSError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def is_our_process(pid: int, argument: str) -> bool:
-    """Whether ``pid`` was started with ``argument`` on its command line (guards against pid reuse)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return pid_alive(pid)
-    return argument.encode() in cmdline
-
-
 def server_alive(state: dict[str, Any]) -> bool:
     """Whether the server recorded in ``state`` runs, is ours and accepts connections."""
     pid = int(state.get("pid", 0))
@@ -279,14 +127,6 @@ def server_alive(state: dict[str, Any]) -> bool:
         and is_our_process(pid, str(state.get("config", "")))
         and port_open(state["host"], int(state["port"]))
     )
-
-
-def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    """The last ``lines`` lines of a server's log file (for error messages)."""
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
 
 
 def health(base_url: str, timeout_s: float = 5.0) -> list[str] | None:
@@ -300,22 +140,6 @@ def health(base_url: str, timeout_s: float = 5.0) -> list[str] | None:
         return [item["id"] for item in resp.json().get("data", [])]
     except (httpx.HTTPError, ValueError, KeyError, TypeError):
         return None
-
-
-def terminate(pid: int, timeout_s: float) -> None:
-    """SIGTERM ``pid``, then SIGKILL if it still runs after ``timeout_s`` seconds; wait until it is gone."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return
-        time.sleep(0.1)
-    log.warning("server pid %d did not exit after SIGTERM; sending SIGKILL", pid)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    while pid_alive(pid) and time.monotonic() < deadline + 5:
-        time.sleep(0.1)
 
 
 # ---- start / ensure / stop -------------------------------------------------------------------
@@ -333,36 +157,7 @@ def _spawn(
         cmd.append("--swap-models")
     if settings.local.idle_minutes > 0:
         cmd += ["--idle-minutes", str(settings.local.idle_minutes)]
-    with open(log_path, "ab") as log_fh:
-        log_fh.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n".encode())
-        log_fh.flush()
-        proc = subprocess.Popen(  # noqa: S603 (our own interpreter and module)
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=log_fh,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            close_fds=True,
-            env=server_env(os.environ),
-        )
-    return proc, log_path
-
-
-# glibc's malloc raises its mmap threshold after each large free (up to 32 MB), so the prompt
-# cache's saved states (tens of MB each) end up in heap arenas that fragment and never shrink;
-# over 300 questions the server grew from 3 GB to 5 GB with a 1 GiB cache per model. A fixed
-# threshold keeps those states in their own mappings, returned to the kernel when evicted, and two
-# arenas keep llama.cpp's worker threads from each holding a private heap.
-ALLOCATOR_ENV = {
-    "MALLOC_ARENA_MAX": "2",
-    "MALLOC_MMAP_THRESHOLD_": str(1 << 20),
-    "MALLOC_TRIM_THRESHOLD_": str(1 << 20),
-}
-
-
-def server_env(base: Mapping[str, str]) -> dict[str, str]:
-    """The model server's environment: ``base`` plus the allocator settings it does not set itself."""
-    return {**ALLOCATOR_ENV, **base, "PYTHONUNBUFFERED": "1"}
+    return spawn_detached(cmd, log_path, server_env(os.environ)), log_path
 
 
 def _wait_healthy(
@@ -412,7 +207,7 @@ def _start(settings: ModelSettings, models: dict[str, Path]) -> dict[str, Any]:
             "config": str(server_dir() / "config.json"),
             "started_at": time.time(),
             "start_seconds": round(time.monotonic() - started, 2),
-            "fingerprint": _fingerprint(settings, models),
+            "fingerprint": fingerprint(settings, models),
         }
         _write_state(state)
         log.info("local model server healthy after %.1f s", state["start_seconds"])
@@ -431,7 +226,7 @@ def _reusable(state: dict[str, Any] | None, settings: ModelSettings, models: dic
         return False
     if settings.local.port and int(state["port"]) != settings.local.port:
         return False
-    wanted = _fingerprint(settings, models)
+    wanted = fingerprint(settings, models)
     recorded = state.get("fingerprint") or {}
     served = recorded.get("models", {})
     if any(served.get(alias) != path for alias, path in wanted["models"].items()):
@@ -446,13 +241,10 @@ def _reusable(state: dict[str, Any] | None, settings: ModelSettings, models: dic
 
 
 def _stop_recorded(state: dict[str, Any], timeout_s: float) -> bool:
-    pid = int(state.get("pid", 0))
-    stopped = False
-    if pid > 0 and pid_alive(pid) and is_our_process(pid, str(state.get("config", ""))):
-        log.info("stopping the local model server (pid %d)", pid)
-        terminate(pid, timeout_s)
-        stopped = True
-    _clear_state()
+    stopped = stop_ours(
+        int(state.get("pid", 0)), str(state.get("config", "")), timeout_s, "local model server"
+    )
+    state_path().unlink(missing_ok=True)
     return stopped
 
 
@@ -482,7 +274,7 @@ def ensure_server(settings: ModelSettings) -> str:
     Raises:
         LocalServerError: llama-cpp-python is missing, a GGUF is missing, or the server died or did
             not become healthy within ``local.start_timeout_s`` (the message has the log tail).
-        models.assemble.AssemblyError: A bundled model could not be assembled or verified.
+        models.model_parts.AssemblyError: A bundled model could not be assembled or verified.
     """
     return ensure_server_state(settings)[0]["base_url"]
 

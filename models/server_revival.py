@@ -24,7 +24,8 @@ from typing import Any
 import httpx
 
 from models.config import ModelSettings
-from models.local_server import LocalServerError, ensure_server_state, read_state, server_alive
+from models.errors import LocalServerError
+from models.local_server import ensure_server_state, read_state, server_alive
 
 log = logging.getLogger(__name__)
 

@@ -11,18 +11,9 @@ import filelock
 import pytest
 
 from models import assemble as asm
-from models.assemble import (
-    REGISTRY,
-    ChecksumError,
-    MissingPartError,
-    ModelSpec,
-    PartRef,
-    assemble,
-    assemble_file,
-    locate_parts,
-    model_path,
-)
+from models.assemble import assemble, assemble_file, model_path
 from models.config import DEFAULT_MODELS
+from models.model_parts import REGISTRY, ChecksumError, MissingPartError, ModelSpec, PartRef, locate_parts
 
 PARTS = [b"GGUF-head-" + bytes(range(256)) * 3, b"middle-" * 500, b"tail!" * 77]
 DIGEST = hashlib.sha256(b"".join(PARTS)).hexdigest()

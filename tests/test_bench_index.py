@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from evals.bench_index import markdown, run, synthetic_corpus
+from bench.index import markdown, run, synthetic_corpus
 
 
 def test_synthetic_passages_all_have_the_same_length(tmp_path) -> None:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from evals.soak import processes
+from bench.soak import processes
 from tests.conftest import FIXED_NOW, REPO
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment

@@ -24,8 +24,9 @@ else:
 from app.cli import main
 from app.models_cli import executor_status
 from evals.bfcl_fetch import bfcl_dir
-from models.assemble import REGISTRY, model_path
+from models.assemble import model_path
 from models.distilled import DISTILLED_ALIAS
+from models.model_parts import REGISTRY
 
 pytestmark = [
     pytest.mark.local_model,

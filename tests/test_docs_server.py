@@ -23,7 +23,7 @@ import pytest
 
 from agents.route_classifier import RouteClassifier, load_examples
 from models.idle_http import RETIRE_S
-from models.local_server import pid_alive as alive
+from models.server_process import pid_alive as alive
 from tests.conftest import FIXED_NOW, REPO
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment

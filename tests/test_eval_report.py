@@ -12,8 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from evals.report import compare, markdown, plots, write_report
-from evals.summary import load_records, record_metrics, summarise
+from evals.record_metrics import record_metrics
+from evals.report import markdown, write_report
+from evals.report_plots import plots
+from evals.run_compare import compare
+from evals.run_records import load_records
+from evals.summary import summarise
 
 ARTHUR = "Arthur's Magazine was an American literary periodical started in 1844."
 EIFFEL = "The Eiffel Tower is a wrought-iron lattice tower in Paris, France."
@@ -317,11 +321,11 @@ def test_load_records_tolerates_a_corrupt_tail_and_keeps_the_last_duplicate(tmp_
     path = tmp_path / "questions.jsonl"
     text = "\n".join([json.dumps(q1), "", json.dumps(q2), json.dumps(newer)]) + '\n{"id": "q3", "gold": "ye'
     path.write_text(text, encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="evals.summary"):
+    with caplog.at_level(logging.WARNING, logger="tools.index.jsonfiles"):
         records = load_records(path)
     assert [r["id"] for r in records] == ["q1", "q2"]
     assert records[0]["systems"]["aisearch"]["short"] == "First for Women"
-    assert "corrupt" in caplog.text
+    assert f"{path}:5: skipped a line that is not JSON" in caplog.text
     assert load_records(tmp_path / "missing.jsonl") == []
 
 
@@ -407,9 +411,9 @@ def _pairwise_records(verdicts_by_id: dict[str, str]) -> list[dict]:
 
 
 def test_a_judge_that_always_picks_the_first_answer_shown_is_reported_as_position_biased():
+    from evals.breakdowns import judge_position
     from evals.judge import a_first
     from evals.report import _position_lines
-    from evals.summary import judge_position
 
     ids = [f"q{i}" for i in range(40)]
     # a judge that always says "A": aisearch wins exactly where it was shown first

@@ -17,15 +17,14 @@ from typing import Any
 import httpx
 import pytest
 
-from evals.soak import processes
-from models.local_server import free_port
-from tests.conftest import FIXED_NOW, REPO
+from bench.server import ServeError, start_serve, stop_serve
+from bench.soak import processes
+from tests.conftest import FIXED_NOW
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment
 from tests.support.langserve_client import client_python, run_client
 from tests.support.postgres import throwaway_postgres
 from tests.support.postgres import unavailable as postgres_unavailable
-from tests.support.processes import stop_process
 
 TOKYO = "What time is it in Tokyo now?"
 RULES = [
@@ -53,31 +52,16 @@ class Served:
     start_timeout_s: float = 90
 
     def start(self, *extra_args: str, **env: str) -> None:
-        port = free_port()
-        self.url = f"http://127.0.0.1:{port}"
-        command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"]
-        with open(self.log_path, "a") as log:
-            self.process = subprocess.Popen(
-                [*command, *extra_args],
-                cwd=REPO,
-                env={**self.base_env, **env},
-                stdout=log,
-                stderr=subprocess.STDOUT,
+        try:
+            self.process, self.url = start_serve(
+                {**self.base_env, **env}, self.log_path, *extra_args, timeout_s=self.start_timeout_s
             )
-        deadline = time.monotonic() + self.start_timeout_s
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, "the server exited:\n" + self.log_path.read_text()[-3000:]
-            try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        pytest.fail("the server did not start:\n" + self.log_path.read_text()[-3000:])
+        except ServeError as exc:
+            pytest.fail(str(exc))
 
     def stop(self) -> None:
         if self.process is not None:
-            stop_process(self.process, timeout_s=20)
+            stop_serve(self.process, timeout_s=20)
             self.process = None
 
     def post(self, path: str, body: Any, **kwargs: Any) -> httpx.Response:

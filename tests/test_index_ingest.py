@@ -17,6 +17,7 @@ from tools.index.chunking import MAX_WORDS, chunk_blocks, chunk_documents
 from tools.index.documents import Block, Document
 from tools.index.ingest import index_paths
 from tools.index.loaders import discover, load_file, markdown_blocks, pdf_blocks, text_blocks
+from tools.index.search_files import bm25_path, load_vectors
 from tools.index.store import IndexStore
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "docs"
@@ -292,11 +293,11 @@ def test_incremental_reindex_modify_delete_and_ids_stable(corpus: Path, tmp_path
     assert "dark, sweet, crumbly" in embedder.texts[0]
     assert third.passages_total == 11 and store.collection("docs").chroma().count() == 11
     assert "The Harrow Point Lighthouse" not in _titles(store)
-    bm25 = json.loads(store.collection("docs").bm25_path.read_text())
+    bm25 = json.loads(bm25_path(store.collection("docs").dir).read_text())
     assert set(bm25["ids"]) == set(store.collection("docs").all_ids()) and bm25["generation"] == 2
     manifest = json.loads(store.collection("docs").manifest_path.read_text())
     assert not any(key.endswith("lighthouse.html") for key in manifest["sources"])
-    generation, ids, matrix = store.collection("docs").load_vectors()  # the exact-search matrix follows
+    generation, ids, matrix = load_vectors(store.collection("docs").dir)  # the exact-search matrix follows
     chroma_ids, chroma_matrix = store.collection("docs").vectors_from_chroma()
     assert generation == 2 and set(ids) == set(chroma_ids)
     rows = {pid: row for pid, row in zip(chroma_ids, chroma_matrix, strict=True)}

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from models.local_server import free_port
+from models.server_process import free_port
 from tests.conftest import FIXED_NOW, REPO
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import MASTER, WRITER, assessment

@@ -24,9 +24,10 @@ else:
     LLAMA_CPP_ERROR = None
 
 from core.settings import load_settings
-from models.assemble import REGISTRY, model_path
+from models.assemble import model_path
 from models.config import LocalServerSettings
 from models.local_server import running_server
+from models.model_parts import REGISTRY
 
 pytestmark = [
     pytest.mark.local_model,
@@ -156,7 +157,8 @@ def test_an_idle_server_exits_and_the_next_run_starts_it_again(
 ) -> None:
     import time
 
-    from models.local_server import ensure_server_state, pid_alive, stop_server
+    from models.local_server import ensure_server_state, stop_server
+    from models.server_process import pid_alive
 
     monkeypatch.setenv("AISEARCH_CACHE_DIR", str(tmp_path / "server-cache"))
     settings = load_settings(env={})

@@ -15,10 +15,11 @@ from agents.planner import PlanSketch, describe_tools
 from core.plan import validate_plan
 from core.run import Run
 from core.settings import load_settings
-from models.assemble import REGISTRY, model_path
+from models.assemble import model_path
 from models.config import LocalServerSettings
 from models.factory import build_chat_model
 from models.local_server import llama_cpp_available, running_server
+from models.model_parts import REGISTRY
 from models.structured import structured_call
 from prompts import render
 from tests.conftest import docsearch_connections, run, server_connections

@@ -20,9 +20,9 @@ import pytest
 
 from core.settings import Settings, load_settings
 from models import local_server as ls
-from models import server_revival
+from models import server_process, server_revival, server_spec
 from models.config import DEFAULT_MODELS, ROLES, LocalServerSettings, RoleSettings
-from models.errors import MODEL_ERRORS, describe_model_error
+from models.errors import MODEL_ERRORS, LocalServerError, describe_model_error
 from models.factory import build_chat_model
 from models.server_launcher import make_models_resident
 
@@ -115,26 +115,29 @@ def dead_pid() -> int:
 
 
 def test_free_port_is_bindable() -> None:
-    port = ls.free_port()
+    port = server_process.free_port()
     assert 1024 <= port <= 65535
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", port))
-    assert not ls.port_open("127.0.0.1", port, timeout_s=0.2)
+    assert not server_process.port_open("127.0.0.1", port, timeout_s=0.2)
 
 
 def test_served_aliases_follow_the_local_roles(tmp_path: Path) -> None:
     settings = make_settings(tmp_path)
-    assert ls.served_aliases(settings) == ["big", "small"]
+    assert server_spec.served_aliases(settings) == ["big", "small"]
     settings.roles["executor"] = RoleSettings(model="gpt-x", base_url="https://api.example.com/v1")
-    assert ls.served_aliases(settings) == ["big"]
+    assert server_spec.served_aliases(settings) == ["big"]
     for role in ROLES:
         settings.roles[role] = RoleSettings(model="gpt-x", base_url="https://api.example.com/v1")
-    assert ls.served_aliases(settings) == list(dict.fromkeys(DEFAULT_MODELS.values()))
+    assert server_spec.served_aliases(settings) == list(dict.fromkeys(DEFAULT_MODELS.values()))
 
 
 def test_default_settings_serve_both_bundled_models() -> None:
     settings = load_settings(env={})
-    assert ls.served_aliases(settings) == ["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"]
+    assert server_spec.served_aliases(settings) == [
+        "qwen2.5-coder-1.5b-instruct",
+        "qwen2.5-coder-0.5b-instruct",
+    ]
 
 
 def test_own_gguf_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,7 +147,7 @@ def test_own_gguf_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     settings = load_settings(
         env={"AISEARCH_WRITER_MODEL": str(own), "AISEARCH_LOCAL_GGUF": f"qwen2.5-coder-0.5b-instruct={own}"}
     )
-    models = ls.resolve_models(settings, assemble_missing=False)
+    models = server_spec.resolve_models(settings, assemble_missing=False)
     assert models[str(own)] == own  # a role's model given as a path
     assert models["qwen2.5-coder-0.5b-instruct"] == own  # a built-in alias overridden
     assert models["qwen2.5-coder-1.5b-instruct"].parent == tmp_path / "cache" / "models"
@@ -153,16 +156,16 @@ def test_own_gguf_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 def test_unknown_model_and_missing_file_are_clear_errors(tmp_path: Path) -> None:
     settings = make_settings(tmp_path)
     settings.roles["writer"] = RoleSettings(model="mystery")
-    with pytest.raises(ls.LocalServerError, match="mystery"):
-        ls.resolve_models(settings)
+    with pytest.raises(LocalServerError, match="mystery"):
+        server_spec.resolve_models(settings)
     settings.roles["writer"] = RoleSettings(model=str(tmp_path / "gone.gguf"))
-    with pytest.raises(ls.LocalServerError, match="not found"):
-        ls.resolve_models(settings)
+    with pytest.raises(LocalServerError, match="not found"):
+        server_spec.resolve_models(settings)
 
 
 def test_server_config_has_aliases_threads_ctx_and_chat_format(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, n_threads=3, n_ctx=2048)
-    config = ls.server_config(settings, ls.resolve_models(settings), 1234)
+    config = server_spec.server_config(settings, server_spec.resolve_models(settings), 1234)
     assert config["host"] == "127.0.0.1" and config["port"] == 1234
     assert config["interrupt_requests"] is False
     assert [m["model_alias"] for m in config["models"]] == ["big", "small"]
@@ -174,19 +177,19 @@ def test_server_config_has_aliases_threads_ctx_and_chat_format(tmp_path: Path) -
 
 def test_the_prompt_cache_can_be_turned_off(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, prompt_cache_bytes=0)
-    config = ls.server_config(settings, ls.resolve_models(settings), 1234)
+    config = server_spec.server_config(settings, server_spec.resolve_models(settings), 1234)
     assert all(model["cache"] is False for model in config["models"])
 
 
 def test_missing_llama_cpp_says_run_bootstrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ls, "llama_cpp_available", lambda: False)
-    with pytest.raises(ls.LocalServerError, match="scripts/bootstrap.sh"):
+    with pytest.raises(LocalServerError, match="scripts/bootstrap.sh"):
         ls.ensure_server(make_settings(tmp_path))
 
 
 def test_pid_alive() -> None:
-    assert ls.pid_alive(os.getpid())
-    assert not ls.pid_alive(dead_pid())
+    assert server_process.pid_alive(os.getpid())
+    assert not server_process.pid_alive(dead_pid())
 
 
 # ---- lifecycle with the dummy server ------------------------------------------------------------
@@ -258,7 +261,7 @@ def test_other_models_restart_the_server_other_options_only_warn(
     settings.local.gguf["third"] = str(dummy / "third.gguf")
     second, started = ls.ensure_server_state(settings)
     assert started and second["pid"] != first["pid"]
-    assert not ls.pid_alive(first["pid"])
+    assert not server_process.pid_alive(first["pid"])
     assert sorted(ls.health(second["base_url"]) or []) == ["big", "small", "third"]
 
     subset = make_settings(dummy)  # big + small are both served by the new server: reuse
@@ -268,7 +271,7 @@ def test_other_models_restart_the_server_other_options_only_warn(
 def test_stop_server(dummy: Path) -> None:
     state, _ = ls.ensure_server_state(make_settings(dummy))
     assert ls.stop_server() is True
-    assert not ls.pid_alive(state["pid"])
+    assert not server_process.pid_alive(state["pid"])
     assert ls.read_state() is None
     assert ls.stop_server() is False
     assert ls.server_status() == {"running": False}
@@ -279,24 +282,24 @@ def test_running_server_stops_only_what_it_started(dummy: Path) -> None:
     with ls.running_server(settings, stop_on_exit=True) as url:
         pid = ls.read_state()["pid"]
         assert ls.health(url) == ["big", "small"]
-    assert not ls.pid_alive(pid)
+    assert not server_process.pid_alive(pid)
 
     with ls.running_server(settings) as url:  # default: keep running for reuse
         pid = ls.read_state()["pid"]
-    assert ls.pid_alive(pid)
+    assert server_process.pid_alive(pid)
     with ls.running_server(settings, stop_on_exit=True):  # reused, so not ours to stop
         pass
-    assert ls.pid_alive(pid)
+    assert server_process.pid_alive(pid)
     settings.local.keep_running = False
     ls.stop_server()
     with ls.running_server(settings):
         pid = ls.read_state()["pid"]
-    assert not ls.pid_alive(pid)
+    assert not server_process.pid_alive(pid)
 
 
 def test_server_that_dies_reports_the_log_tail(dummy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DUMMY_MODE", "crash")
-    with pytest.raises(ls.LocalServerError, match="boom: failed to load model") as info:
+    with pytest.raises(LocalServerError, match="boom: failed to load model") as info:
         ls.ensure_server(make_settings(dummy))
     assert "exited with code 1" in str(info.value)
     assert ls.read_state() is None
@@ -309,9 +312,9 @@ def test_server_that_never_gets_healthy_times_out_and_is_killed(
     settings = make_settings(dummy)
     settings.local.start_timeout_s = 1.0
     before = set(_children())
-    with pytest.raises(ls.LocalServerError, match="did not become healthy within 1 s"):
+    with pytest.raises(LocalServerError, match="did not become healthy within 1 s"):
         ls.ensure_server(settings)
-    assert not [pid for pid in _children() if pid not in before and ls.pid_alive(pid)]
+    assert not [pid for pid in _children() if pid not in before and server_process.pid_alive(pid)]
 
 
 def _children() -> list[int]:
@@ -414,7 +417,7 @@ def test_resident_patch_matches_the_installed_llama_cpp() -> None:
 
 
 def test_the_server_runs_with_a_fixed_malloc_mmap_threshold_unless_the_user_sets_one() -> None:
-    env = ls.server_env({"PATH": "/bin", "MALLOC_ARENA_MAX": "4"})
+    env = server_spec.server_env({"PATH": "/bin", "MALLOC_ARENA_MAX": "4"})
     assert env["MALLOC_MMAP_THRESHOLD_"] == str(1 << 20)
     assert env["MALLOC_TRIM_THRESHOLD_"] == str(1 << 20)
     assert env["MALLOC_ARENA_MAX"] == "4"  # the user's own setting wins

@@ -20,8 +20,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from evals.soak import processes
-from models.local_server import free_port
+from bench.soak import processes
+from models.server_process import free_port
 from tests.conftest import REPO
 from tests.support.fake_openai import fake_openai
 from tests.support.processes import stop_process

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from core.run import Run
 from models.errors import describe_model_error, is_context_overflow
 from models.factory import CompatibleChatOpenAI
-from models.local_server import free_port
+from models.server_process import free_port
 from models.structured import ModelCallError, structured_call
 from tests.conftest import FIXED_NOW, Team, make_settings, run
 from tests.support.fake_openai import fake_openai

@@ -168,6 +168,9 @@ def test_the_precise_calculator_agrees_with_calculate() -> None:
 
     for expression in ["17 * 23 + 4", "2^64", "240 * 15 / 100", "-7 % 3", "7 // 2", "156 - 100", "log(8, 2)"]:
         assert evaluate_precise(expression) == evaluate_expression(expression), expression
+    # both read the text the same way: symbols, and thousands separators beside a call's commas
+    for expression in ["3 ⋅ 4", "max(1,000, 2) + 1", "1,000,000 ÷ 8 ="]:
+        assert evaluate_precise(expression) == evaluate_expression(expression), expression
     assert evaluate_precise("0.1 + 0.2") == "0.3"
     with pytest.raises(PreciseCalcError, match="not allowed"):
         evaluate_precise("__import__('os')")

@@ -24,8 +24,8 @@ from fastapi import HTTPException
 
 from app.serve_workers import WORKER_HEADER, worker_environment
 from app.thread_locks import PostgresThreadClaims, lock_key
-from evals.soak import processes
-from models.local_server import free_port
+from bench.soak import processes
+from models.server_process import free_port
 from tests.conftest import REPO
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 import pytest
 
+from bench.browser import CHROMIUM, MISSING, launch_chromium
 from tests.conftest import REPO
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
@@ -23,18 +23,7 @@ from tests.support.human_script import EINSTEIN, SUM, VAGUE, WHO
 from tests.support.human_script import RULES as HUMAN_RULES
 from tests.test_http_api import Served, serve_env
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-NO_CHROMIUM = f"{CHROMIUM} is missing (Debian: apt-get install chromium; .ci/run installs it)"
+NO_CHROMIUM = f"{MISSING}; .ci/run installs it"
 
 
 def browser_test(test: Any) -> Any:
@@ -105,12 +94,7 @@ def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_FLAGS,
-        )
+        context = launch_chromium(playwright, tmp_path_factory.mktemp("chromium-profile"))
         context.set_default_timeout(RUN_TIMEOUT_MS)
         expect.set_options(timeout=RUN_TIMEOUT_MS)
         yield context

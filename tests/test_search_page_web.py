@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 
-from models.local_server import free_port as closed_port
+from models.server_process import free_port as closed_port
 from tests.servers import web_fixture
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import EXEC_SEARCH_JUDGE, EXEC_SUBQUERIES, MASTER, WRITER, assessment

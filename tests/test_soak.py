@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from evals.soak import markdown, memory_by_kind, processes, run
+from bench.soak import markdown, memory_by_kind, processes, run
 from tests.support.fake_openai import fake_openai
 from tests.test_cli import RULES, cli_env
 

@@ -42,13 +42,15 @@ from filelock import FileLock, Timeout
 import tools
 from models.assemble import cache_dir
 from models.idle_http import RETIRE_PATH
-from models.local_server import (
+from models.server_process import (
     ADDRESS_IN_USE,
     free_port,
     is_our_process,
     log_tail,
     pid_alive,
     port_open,
+    spawn_detached,
+    stop_ours,
     terminate,
 )
 from tools.index.jsonfiles import read_json, write_json
@@ -174,19 +176,9 @@ def _spawn(directory: Path, index: Path, port: int, idle_s: float) -> subprocess
         "--log-level",
         "INFO",
     ]
-    with open(directory / "server.log", "ab") as log_fh:
-        log_fh.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n".encode())
-        log_fh.flush()
-        return subprocess.Popen(  # noqa: S603 (our own interpreter and module)
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=log_fh,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # the terminal's Ctrl-C of one run must not stop a shared server
-            close_fds=True,
-            cwd=Path(tools.__file__).parent.parent,  # the same code the fingerprint hashed
-            env=server_env(),
-        )
+    # in a session of its own: the terminal's Ctrl-C of one run must not stop a shared server;
+    # started from the checkout the fingerprint hashed
+    return spawn_detached(cmd, directory / "server.log", server_env(), cwd=Path(tools.__file__).parent.parent)
 
 
 def _wait_healthy(
@@ -269,12 +261,9 @@ def _locked(directory: Path, timeout_s: float, cancel: threading.Event | None = 
 
 
 def _stop_recorded(directory: Path, state: dict[str, Any], timeout_s: float) -> bool:
-    pid = int(state.get("pid", 0))
-    stopped = False
-    if pid > 0 and pid_alive(pid) and is_our_process(pid, str(state.get("index_dir", ""))):
-        log.info("stopping the document server (pid %d)", pid)
-        terminate(pid, timeout_s)
-        stopped = True
+    stopped = stop_ours(
+        int(state.get("pid", 0)), str(state.get("index_dir", "")), timeout_s, "document server"
+    )
     (directory / "state.json").unlink(missing_ok=True)
     return stopped
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from models.local_server import free_port
+from models.server_process import free_port
 
 
 def postgres_bin() -> Path | None:

@@ -22,6 +22,7 @@ from tools.index.bm25 import BM25Index
 from tools.index.dense import DenseIndex
 from tools.index.embedder import MODEL_NAME, TextEmbedder, bulk_threads, shared_embedder
 from tools.index.jsonfiles import read_json, write_json
+from tools.index.search_files import load_bm25_tokens, load_vectors, save_bm25, save_vectors
 from tools.index.store import CollectionStore, IndexStore
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,8 @@ def _cached(collection: CollectionStore, fp: str, embedder: TextEmbedder) -> Too
     if state.get("fingerprint") != fp:
         return None
     generation = int(state.get("generation", 0))
-    vectors = collection.load_vectors()
-    tokens = collection.load_bm25_tokens()
+    vectors = load_vectors(collection.dir)
+    tokens = load_bm25_tokens(collection.dir)
     raw = read_json(_entries_path(collection), None)
     if not vectors or not tokens or not raw or {vectors[0], tokens[0], raw["generation"]} != {generation}:
         return None
@@ -67,7 +68,7 @@ def _cached(collection: CollectionStore, fp: str, embedder: TextEmbedder) -> Too
 def _stored_vectors(collection: CollectionStore, ids: Sequence[str]) -> dict[str, Any]:
     """Vectors already stored for ``ids``: from the exact-search cache, else from chromadb."""
     known: dict[str, Any] = {}
-    loaded = collection.load_vectors()
+    loaded = load_vectors(collection.dir)
     if loaded:
         known = {pid: row for pid, row in zip(loaded[1], loaded[2], strict=True)}
     missing = [pid for pid in ids if pid not in known]
@@ -107,8 +108,8 @@ def _build(
     matrix = np.asarray([stored[pid] for pid in ids], dtype=np.float32).reshape(len(ids), -1)
     tokens = [tokenize(entry.text) for entry in entries]
     generation = int(collection.state().get("generation", 0)) + 1
-    collection.save_vectors(ids, matrix, generation)
-    collection.save_bm25(ids, tokens, generation)
+    save_vectors(collection.dir, ids, matrix, generation)
+    save_bm25(collection.dir, ids, tokens, generation)
     write_json(
         _entries_path(collection), {"generation": generation, "entries": [e.as_dict() for e in entries]}
     )

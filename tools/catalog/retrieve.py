@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 DEFAULT_KINDS = frozenset({"server", "tool"})
 """The records that represent a server by default: its description and its tools. TURA's synthetic
 queries (``query``) join only when asked (:func:`record_kinds`): written by the local 1.5B they
-lowered server Recall@5 on LiveMCPBench dev (``evals/results/tool-retrieval-augmented-2026-11-24.md``)."""
+lowered server Recall@5 on LiveMCPBench dev (``results/tool-retrieval-augmented-2026-11-24.md``)."""
 IMPLIED = frozenset(IMPLICIT_NEEDS.values())
 
 

@@ -33,6 +33,7 @@ from tools.index.bm25 import BM25Index
 from tools.index.dense import DenseIndex
 from tools.index.embedder import DIMENSIONS, MODEL_NAME, TextEmbedder, shared_embedder
 from tools.index.jsonfiles import read_json
+from tools.index.search_files import load_vectors
 from tools.index.store import IndexStore
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ class RunIndex:
         name = self._embedder_name()
         target = IndexStore(index_dir(self.root)).collection(self.collection)
         same = target.dir.exists() and target.state().get("embedder", MODEL_NAME) == name
-        loaded = target.load_vectors() if same else None
+        loaded = load_vectors(target.dir) if same else None
         if loaded:
             vectors.update(zip(loaded[1], loaded[2], strict=True))
             raw = read_json(target.dir / "entries.json", {}) or {}

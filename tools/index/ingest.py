@@ -27,6 +27,7 @@ from tools.index.dense import EXACT_LIMIT
 from tools.index.documents import Passage
 from tools.index.embedder import DIMENSIONS, Embedder, bulk_threads, shared_embedder
 from tools.index.manifest import Manifest, SourceEntry
+from tools.index.search_files import load_bm25_tokens, load_vectors, save_bm25, save_vectors
 from tools.index.sources import Source, file_source, file_sources, under_roots
 from tools.index.store import CollectionStore, IndexStore
 
@@ -319,7 +320,7 @@ def _update_bm25(
     rebuild: bool,
 ) -> None:
     """Update ``bm25.json``: drop deleted ids, append added ones (or rebuild from chromadb)."""
-    loaded = None if rebuild else collection.load_bm25_tokens()
+    loaded = None if rebuild else load_bm25_tokens(collection.dir)
     if {p.id for p in added} == stored:  # a first build: every stored passage is at hand
         ids, tokens = [p.id for p in added], [tokenize(p.embedding_text()) for p in added]
     elif loaded is None or loaded[0] != generation - 1:
@@ -336,7 +337,7 @@ def _update_bm25(
         tokens = [t for _, t in keep] + [tokenize(p.embedding_text()) for p in added]
     if set(ids) != stored:  # never persist an index that disagrees with the manifest
         ids, tokens = collection.tokens_from_chroma()
-    collection.save_bm25(ids, tokens, generation)
+    save_bm25(collection.dir, ids, tokens, generation)
 
 
 def _update_vectors(
@@ -354,9 +355,9 @@ def _update_vectors(
     if len(stored) > EXACT_LIMIT:
         return
     if added and set(added) == stored:  # a first build: every stored vector is at hand
-        collection.save_vectors(list(added), np.stack(list(added.values())), generation)
+        save_vectors(collection.dir, list(added), np.stack(list(added.values())), generation)
         return
-    loaded = None if rebuild else collection.load_vectors()
+    loaded = None if rebuild else load_vectors(collection.dir)
     if loaded is not None and loaded[0] == generation - 1:
         _, old_ids, old_matrix = loaded
         keep = [i for i, pid in enumerate(old_ids) if pid not in deleted and pid not in added]
@@ -364,9 +365,9 @@ def _update_vectors(
         rows = [old_matrix[keep]] + ([np.stack(list(added.values()))] if added else [])
         matrix = np.concatenate(rows) if rows else np.zeros((0, DIMENSIONS), dtype=np.float32)
         if set(ids) == stored:
-            collection.save_vectors(ids, matrix, generation)
+            save_vectors(collection.dir, ids, matrix, generation)
             return
-    collection.save_vectors(*collection.vectors_from_chroma(), generation)
+    save_vectors(collection.dir, *collection.vectors_from_chroma(), generation)
 
 
 def index_paths(

@@ -1,4 +1,5 @@
-"""Small JSON files written atomically (temp file + rename) and read forgivingly."""
+"""Small JSON files written atomically (temp file + rename) and read forgivingly, and JSON lines read
+forgivingly (a torn or foreign line is skipped with a warning)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,3 +30,23 @@ def read_json(path: Path, default: Any) -> Any:
     except json.JSONDecodeError:
         log.warning("%s is corrupt; treating it as missing", path)
         return default
+
+
+def json_objects(text: str, source: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` of every line of ``text`` that holds a JSON object.
+
+    Blank lines are passed over; a line that is not JSON (typically the truncated last line of a
+    writer that was killed) or not an object is skipped with a warning naming ``source`` and the line.
+    """
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            log.warning("%s:%d: skipped a line that is not JSON (%s)", source, number, exc)
+            continue
+        if not isinstance(value, dict):
+            log.warning("%s:%d: skipped a line that is not a JSON object", source, number)
+            continue
+        yield number, value

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import logging
 import re
 from collections.abc import Iterable, Iterator
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from tools.index.documents import Block, Document, normalize_space
 from tools.index.html_text import html_to_blocks
+from tools.index.jsonfiles import json_objects
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -87,17 +87,7 @@ def load_file(path: Path) -> list[Document]:
 
 
 def _jsonl_documents(raw: str, source: str) -> Iterator[Document]:
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            log.warning("%s:%d: skipped a line that is not JSON (%s)", source, number, exc)
-            continue
-        if not isinstance(record, dict):
-            log.warning("%s:%d: skipped a line that is not a JSON object", source, number)
-            continue
+    for number, record in json_objects(raw, source):
         text = record.get("text", record.get("contents", record.get("body", "")))
         if isinstance(text, list):
             text = " ".join(str(part) for part in text)

@@ -15,13 +15,12 @@ With a chroma server the collections' files stay here: the index directory is sh
 that reads or writes the index (the same machine, or a shared path); a missing or stale
 ``bm25.json`` or ``vectors.npy`` is rebuilt from the server, as from the embedded chromadb.
 
-Kept in one file (over 300 lines): the on-disk layout below is read and written in one place.
+The BM25 tokens and the vector matrix are written and read by ``tools/index/search_files.py``.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import threading
 import time
@@ -39,6 +38,7 @@ from tools.index.errors import EmptyIndexError, UnknownCollectionError
 from tools.index.jsonfiles import read_json, write_json
 from tools.index.manifest import Manifest
 from tools.index.paths import default_index_dir, validate_collection_name
+from tools.index.search_files import load_bm25_tokens, load_vectors
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +71,6 @@ class CollectionStore:
     def manifest_path(self) -> Path:
         """Path of ``manifest.json``."""
         return self.dir / "manifest.json"
-
-    @property
-    def bm25_path(self) -> Path:
-        """Path of ``bm25.json``."""
-        return self.dir / "bm25.json"
 
     def exists(self) -> bool:
         """Whether the collection has been created (it may still be empty)."""
@@ -234,21 +229,7 @@ class CollectionStore:
             (pid, 1.0 - float(d)) for pid, d in zip(result["ids"][0], result["distances"][0], strict=True)
         ]
 
-    # -- BM25 ----------------------------------------------------------------------------------
-    def save_bm25(self, ids: Sequence[str], tokens: Sequence[list[str]], generation: int) -> None:
-        """Persist the BM25 token lists of every stored passage."""
-        write_json(
-            self.bm25_path,
-            {"generation": generation, "ids": list(ids), "tokens": [" ".join(t) for t in tokens]},
-        )
-
-    def load_bm25_tokens(self) -> tuple[int, list[str], list[list[str]]] | None:
-        """``(generation, ids, tokens)`` from ``bm25.json``, or ``None`` when missing."""
-        raw = read_json(self.bm25_path, None)
-        if not raw:
-            return None
-        return raw["generation"], raw["ids"], [t.split() for t in raw["tokens"]]
-
+    # -- BM25 (the tokens in bm25.json: search_files.py) ----------------------------------------
     def tokens_from_chroma(self) -> tuple[list[str], list[list[str]]]:
         """Re-tokenise every stored passage from chromadb (when ``bm25.json`` is missing or stale)."""
         result = self.read_all(["documents", "metadatas"])
@@ -265,7 +246,7 @@ class CollectionStore:
     def bm25(self) -> BM25Index:
         """A BM25 index of the current generation (from ``bm25.json``, or rebuilt from chromadb)."""
         generation = int(self.state().get("generation", 0))
-        loaded = self.load_bm25_tokens()
+        loaded = load_bm25_tokens(self.dir)
         if loaded and loaded[0] == generation:
             _, ids, tokens = loaded
         else:
@@ -273,29 +254,7 @@ class CollectionStore:
             ids, tokens = self.tokens_from_chroma()
         return BM25Index(ids, tokens)
 
-    # -- exact dense search --------------------------------------------------------------------
-    def save_vectors(self, ids: Sequence[str], matrix: Any, generation: int) -> None:
-        """Persist the embedding matrix (rows in the order of ``ids``) for exact search."""
-        import numpy as np
-
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.dir / f".vectors.{os.getpid()}.{threading.get_ident()}.npy"
-        np.save(tmp, np.asarray(matrix, dtype=np.float32).reshape(len(ids), DIMENSIONS))
-        tmp.replace(self.dir / "vectors.npy")
-        write_json(self.dir / "vectors.json", {"generation": generation, "ids": list(ids)})
-
-    def load_vectors(self) -> tuple[int, list[str], Any] | None:
-        """``(generation, ids, matrix)`` from ``vectors.npy``/``vectors.json``, or ``None``."""
-        import numpy as np
-
-        meta = read_json(self.dir / "vectors.json", None)
-        if not meta or not (self.dir / "vectors.npy").exists():
-            return None
-        matrix = np.load(self.dir / "vectors.npy")
-        if matrix.shape[0] != len(meta["ids"]):
-            return None
-        return meta["generation"], meta["ids"], matrix
-
+    # -- exact dense search (the matrix in vectors.npy: search_files.py) -------------------------
     def vectors_from_chroma(self) -> tuple[list[str], Any]:
         """Every stored id and its embedding, read back from chromadb."""
         import numpy as np
@@ -309,7 +268,7 @@ class CollectionStore:
         state = self.state()
         if int(state.get("passages", 0)) > EXACT_LIMIT:
             return None
-        loaded = self.load_vectors()
+        loaded = load_vectors(self.dir)
         if loaded and loaded[0] == int(state.get("generation", 0)):
             return DenseIndex(loaded[1], loaded[2])
         log.info("vectors of %r are missing or stale; reading them from chromadb", self.name)

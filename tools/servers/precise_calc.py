@@ -2,7 +2,8 @@
 
 The ``python`` server's ``calculate`` walks the expression's AST with Python floats and ints; this
 engine walks the same kind of AST with mpmath numbers at ``DIGITS`` significant digits, so the two
-tools are genuinely equivalent yet independent (a bug or a fault in one is not in the other). The
+tools are genuinely equivalent yet independent (a bug or a fault in one's arithmetic is not in the
+other's); both read the text the same way (``arithmetic.py``). The
 executor switches to one when the other fails (``agents/executor_backup.py``).
 """
 
@@ -14,8 +15,9 @@ from typing import Any
 
 import mpmath
 
+from tools.servers.arithmetic import parse_arithmetic
+
 DIGITS = 30
-MAX_EXPRESSION_CHARS = 2_000
 MAX_EXPONENT = 10_000
 _CONTEXT = mpmath.mp.clone() if hasattr(mpmath.mp, "clone") else mpmath.MPContext()
 _CONTEXT.dps = DIGITS
@@ -52,7 +54,6 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "factorial": lambda n: _CONTEXT.factorial(n) if n <= 1_000 else _too_large("factorial"),
 }  # fmt: skip
 _CONSTANTS = {"pi": _CONTEXT.pi, "e": _CONTEXT.e, "tau": 2 * _CONTEXT.pi}
-_REPLACEMENTS = {"^": "**", "×": "*", "·": "*", "÷": "/", "−": "-", "–": "-", "√": "sqrt"}
 
 
 def _too_large(name: str) -> Any:
@@ -98,18 +99,7 @@ def evaluate_precise(expression: str) -> str:
     Raises:
         PreciseCalcError: With a clear message for anything that is not plain arithmetic.
     """
-    if len(expression) > MAX_EXPRESSION_CHARS:
-        raise PreciseCalcError(f"expression is too long (more than {MAX_EXPRESSION_CHARS} characters)")
-    text = expression.strip().rstrip("=").strip()
-    for old, new in _REPLACEMENTS.items():
-        text = text.replace(old, new)
-    text = text.replace(",", "") if "(" not in text else text
-    if not text:
-        raise PreciseCalcError("empty expression")
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as exc:
-        raise PreciseCalcError(f"could not parse {text!r}: {exc.msg}") from None
+    tree = parse_arithmetic(expression, PreciseCalcError)
     try:
         return _format(_number(tree))
     except ZeroDivisionError:

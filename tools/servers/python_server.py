@@ -10,13 +10,13 @@ import ast
 import logging
 import math
 import operator
-import re
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 from mcp.server.fastmcp import FastMCP
 
+from tools.servers.arithmetic import parse_arithmetic
 from tools.servers.common import serve, server_arg_parser
 from tools.servers.precise_calc import evaluate_precise
 from tools.servers.sandbox import run_sandboxed
@@ -30,7 +30,6 @@ class CalculatorError(ValueError):
 
 DEFAULT_PORT = 8101
 MAX_INT_BITS = 13_000  # about 3,900 decimal digits
-MAX_EXPRESSION_CHARS = 2_000
 
 mcp = FastMCP(
     "python",
@@ -82,15 +81,6 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "perm": _bounded_int(math.perm, 10_000), "isqrt": math.isqrt,
 }  # fmt: skip
 _CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf}
-_REPLACEMENTS = {"^": "**", "×": "*", "·": "*", "⋅": "*", "÷": "/", "−": "-", "–": "-", "√": "sqrt"}
-_THOUSANDS = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?!\d)")
-
-
-def _normalize(expression: str) -> str:
-    text = expression.strip().rstrip("=").strip()
-    for old, new in _REPLACEMENTS.items():
-        text = text.replace(old, new)
-    return _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
 
 
 def _evaluate(node: ast.AST) -> Any:
@@ -145,15 +135,7 @@ def evaluate_expression(expression: str) -> str:
     Raises:
         CalculatorError: With a clear message for anything that is not plain arithmetic, or on math errors.
     """
-    if len(expression) > MAX_EXPRESSION_CHARS:
-        raise CalculatorError(f"expression is too long (more than {MAX_EXPRESSION_CHARS} characters)")
-    text = _normalize(expression)
-    if not text:
-        raise CalculatorError("empty expression")
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as exc:
-        raise CalculatorError(f"could not parse {text!r}: {exc.msg}") from None
+    tree = parse_arithmetic(expression, CalculatorError)
     try:
         return _format_number(_evaluate(tree))
     except ZeroDivisionError:

@@ -25,11 +25,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evals.machine import machine_line
+from bench.machine import machine_line
+from bench.server import REPO
 from models.local_server import server_dir
 
-RESULTS = Path(__file__).resolve().parent / "results"
-REPO = Path(__file__).resolve().parent.parent
 KINDS = ("ask", "model_server", "docs_server")
 MODEL_SERVER_CONFIG = str(server_dir() / "config.json")
 LEFTOVER_GRACE_S = 3.0

@@ -23,13 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from evals.machine import machine_line
+from bench.machine import machine_line
 from tools.index.embedder import TextEmbedder, shared_embedder
 from tools.index.ingest import index_sources
 from tools.index.sources import file_sources, under_roots
 from tools.index.store import IndexStore
 
-RESULTS = Path(__file__).resolve().parent / "results"
 VOCABULARY_SIZE = 20_000
 TENTHS = 10
 

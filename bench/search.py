@@ -7,7 +7,7 @@ whether the document probe chose it, the search queries and rounds, whether the 
 retrieved and cited, how many answer sentences cite a source (and how many citations the
 checker added), wall time and time to the first answer token. Retrieval alone is scored too:
 whether the expected page is in the hybrid top 5 for the raw question, and for the question fused
-with the executor model's sub-queries. Results go to ``evals/results/bench-search-<date>.{json,md}``.
+with the executor model's sub-queries. ``aisearch bench search`` saves the report as ``results/bench-search-<date>.{json,md}``.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ import logging
 import os
 import statistics
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agents.executor_search import write_subqueries
+from bench.machine import machine_line
+from bench.timed_run import timed_run
 from core.run import open_run
 from core.settings import load_settings
 from core.text import CITATION, sentences
-from evals.machine import machine_line
-from evals.stats import percentile
-from evals.timed_run import timed_run
 from models.config import ROLES
 from models.factory import build_chat_model
 from tools.index.first_run import ensure_default_collection
@@ -35,7 +35,6 @@ from tools.index.search import Searcher
 from tools.index.store import IndexStore
 
 log = logging.getLogger(__name__)
-RESULTS = Path(__file__).resolve().parent / "results"
 
 # (question, titles of the pages that answer it); written by hand against the pydoc corpus
 QUESTIONS: list[tuple[str, tuple[str, ...]]] = [
@@ -152,9 +151,9 @@ def summary(rows: list[dict[str, Any]], retrieval: list[dict[str, Any]]) -> dict
         "cited_sentence_share_mean": round(statistics.fmean(r["cited_sentence_share"] for r in rows), 3)
         if rows
         else 0.0,
-        "seconds_p50": round(percentile(seconds, 50), 1),
-        "seconds_p80": round(percentile(seconds, 80), 1),
-        "first_token_s_p50": round(percentile(tokens, 50), 1) if tokens else None,
+        "seconds_p50": round(float(np.percentile(seconds, 50)), 1) if seconds else None,
+        "seconds_p80": round(float(np.percentile(seconds, 80)), 1) if seconds else None,
+        "first_token_s_p50": round(float(np.percentile(tokens, 50)), 1) if tokens else None,
         "retrieval_hybrid_top5": share("hybrid_top5", retrieval),
         "retrieval_hybrid_subqueries_top5": share("hybrid_subqueries_top5", retrieval),
     }

@@ -5,59 +5,34 @@ Per role it measures one typical call (master assessment, plan, one executor ste
 P50/P80 latency; it compares the executor step with and without a written thought (TURA: "train
 with thought, infer without thought") on a handful of tool-call items, scoring the arguments; it
 times the server's load; and it runs the paper's three example queries through the whole graph.
-Results go to ``evals/results/bench-models-<date>.json`` and ``.md``.
-
-Kept in one file (over 300 lines): one benchmark with its fixed prompts, scored items and report.
+The prompts are the typical ones of ``bench/role_prompts.py``. ``aisearch bench models`` saves the
+report as ``results/bench-models-<date>.json`` and ``.md``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import statistics
 import time
 import uuid
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
+import numpy as np
 from openai import AsyncOpenAI
 
 from agents.master import AssessmentReply as Assessment
-from agents.master import assess_prompt
-from agents.planner import PlanSketch, describe_tools
-from agents.writer import BRIEF
+from agents.planner import PlanSketch
+from bench.machine import machine_line
+from bench.role_prompts import QUERY, TOOLS, executor_args_prompt, typical_prompts
+from bench.timed_run import timed_run
 from core.run import open_run
 from core.settings import Settings, load_settings
-from evals.machine import machine_line
-from evals.stats import percentile
-from evals.timed_run import timed_run
 from models.config import Role
 from models.local_server import ensure_server, stop_server
 from models.structured import extract_json, schema_response_format
-from prompts import render
 
 log = logging.getLogger(__name__)
-RESULTS = Path(__file__).resolve().parent / "results"
-TODAY = "Sunday, 2026-11-22 09:00 UTC"
-HAN_WU = "Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?"
-TOOLS = [
-    {
-        "name": "python.calculate",
-        "description": "Evaluate an arithmetic expression exactly.",
-        "args": {"expression": "string"},
-    },
-    {
-        "name": "python.run_python",
-        "description": "Run short Python code in a sandbox.",
-        "args": {"code": "string"},
-    },
-    {
-        "name": "clock.now",
-        "description": "Current date and time in a timezone.",
-        "args": {"timezone": "string"},
-    },
-]
 EXECUTOR_ITEMS = [
     ("What is 17 * 23 + 4?", TOOLS[0], lambda a: _evaluates_to(a.get("expression"), 395)),
     ("What is 15% of 240?", TOOLS[0], lambda a: _evaluates_to(a.get("expression"), 36)),
@@ -68,7 +43,7 @@ EXECUTOR_ITEMS = [
 ROUTE_QUERIES = [
     ("writer_only", "What is the name of Emperor Han-Wu?"),
     ("executor", "What is 17 * 23 + 4?"),
-    ("planner", HAN_WU),
+    ("planner", QUERY),
 ]
 
 
@@ -87,8 +62,8 @@ def summarise(samples: list[dict[str, float]]) -> dict[str, float]:
     summary = {f"{key}_median": round(statistics.median(s[key] for s in samples), 3) for key in keys}
     latencies = [s["latency_s"] for s in samples]
     summary |= {
-        "p50_s": round(percentile(latencies, 50), 3),
-        "p80_s": round(percentile(latencies, 80), 3),
+        "p50_s": round(float(np.percentile(latencies, 50)), 3),
+        "p80_s": round(float(np.percentile(latencies, 80)), 3),
         "n": len(samples),
     }
     return summary
@@ -142,57 +117,12 @@ async def timed_call(
 
 def role_prompts() -> dict[Role, tuple[str, type | None, int]]:
     """The typical call of each role: prompt, output schema, token limit."""
+    prompts = typical_prompts()
     return {
-        "master": (
-            assess_prompt(TODAY, "(none)", HAN_WU, "(none)"),
-            Assessment,
-            160,
-        ),
-        "planner": (
-            render(
-                "planner_plan",
-                today=TODAY,
-                max_tasks=8,
-                strategy="parallel",
-                tools=describe_tools(TOOLS),
-                context="",
-                query=HAN_WU,
-            ),
-            PlanSketch,
-            400,
-        ),
-        "executor": (
-            render(
-                "executor_args",
-                today=TODAY,
-                goal="What is 17 * 23 + 4?",
-                inputs="",
-                tool="python.calculate",
-                description=TOOLS[0]["description"],
-                schema=json.dumps(TOOLS[0]["args"]),
-                previous="",
-            ),
-            None,
-            40,
-        ),
-        "writer": (
-            render(
-                "writer_answer",
-                today=TODAY,
-                findings="",
-                missing="",
-                query=HAN_WU,
-                choices="",
-                how=BRIEF.format(form="a name, a date, a number or a few words"),
-                sources=(
-                    "[1] (model knowledge) Birth year of Emperor Wu of Han: 156 BC\n"
-                    "[2] (model knowledge) Birth year of Julius Caesar: 100 BC\n"
-                    '[3] python.calculate({"expression": "156 - 100"}): 56'
-                ),
-            ),
-            None,
-            200,
-        ),
+        "master": (prompts["master"], Assessment, 160),
+        "planner": (prompts["planner"], PlanSketch, 400),
+        "executor": (prompts["executor_args"], None, 40),
+        "writer": (prompts["writer"], None, 200),
     }
 
 
@@ -221,16 +151,7 @@ async def executor_thought_comparison(client: AsyncOpenAI, model: str) -> dict[s
     for with_thought in (False, True):
         samples, correct = [], 0
         for goal, tool, check in EXECUTOR_ITEMS:
-            prompt = render(
-                "executor_args",
-                today=TODAY,
-                goal=goal,
-                inputs="",
-                tool=tool["name"],
-                description=tool["description"],
-                schema=json.dumps(tool["args"]),
-                previous="",
-            )
+            prompt = executor_args_prompt(goal, tool)
             if with_thought:
                 prompt += '\nFirst think step by step in "thought", then give "arguments".'
             sample, text = await timed_call(

@@ -25,29 +25,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from models.local_server import free_port
+from bench.browser import CHROMIUM, MISSING, launch_chromium
+from bench.server import REPO, ServeError, serving
 
-RESULTS = Path(__file__).resolve().parent / "results"
-REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 DEFAULT_QUESTION = "What is the name of Emperor Han-Wu?"
 RUN_TIMEOUT_S = 600.0
 SERVER_START_S = 180.0
@@ -147,35 +134,6 @@ def page_first_token(page: Any, url: str, question: str) -> float:
     return float(seconds)
 
 
-@contextmanager
-def serving(env: dict[str, str], log: Path) -> Iterator[str]:
-    """``aisearch serve`` on a free loopback port until the block ends; yields its base URL."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"]
-    with open(log, "w") as output:
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=output, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + SERVER_START_S
-        while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise BenchError(f"aisearch serve did not start:\n{log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def run(
     question: str,
     rounds: int,
@@ -194,7 +152,7 @@ def run(
         on_run: Called with the side and its seconds after each run (progress).
     """
     if not CHROMIUM.exists():
-        raise BenchError(f"{CHROMIUM} is missing (Debian: apt-get install chromium)")
+        raise BenchError(MISSING)
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -208,34 +166,35 @@ def run(
             "COLUMNS": "120",
         }
         env.pop("AISEARCH_HTTP_TOKEN", None)
-        with serving(env, Path(root) / "serve.log") as url, sync_playwright() as playwright:
-            browser = playwright.chromium.launch_persistent_context(
-                f"{root}/chromium-profile",
-                executable_path=str(CHROMIUM),
-                headless=True,
-                args=CHROMIUM_FLAGS,
-                viewport={"width": 1000, "height": 720},
-            )
-            page = browser.new_page()
-            try:
-                sides: dict[str, Callable[[], float]] = {
-                    "cli": lambda: cli_first_token(question, env),
-                    "page": lambda: page_first_token(page, url, question),
-                }
-                if stream:
-                    sides["stream"] = lambda: stream_first_token(url, question)
-                for number in range(rounds):
-                    order = list(sides.items())
-                    for side, measure in (
-                        order if number % 2 else reversed(order)
-                    ):  # page first, then cli first
-                        times[side].append(measure())
-                        if on_run is not None:
-                            on_run(side, times[side][-1])
-                        if side == "page" and screenshot is not None and len(times["page"]) == 1:
-                            page.screenshot(path=str(screenshot))
-            finally:
-                browser.close()
+        try:
+            with (
+                serving(env, Path(root) / "serve.log", timeout_s=SERVER_START_S) as url,
+                sync_playwright() as playwright,
+            ):
+                browser = launch_chromium(
+                    playwright, f"{root}/chromium-profile", viewport={"width": 1000, "height": 720}
+                )
+                page = browser.new_page()
+                try:
+                    sides: dict[str, Callable[[], float]] = {
+                        "cli": lambda: cli_first_token(question, env),
+                        "page": lambda: page_first_token(page, url, question),
+                    }
+                    if stream:
+                        sides["stream"] = lambda: stream_first_token(url, question)
+                    for number in range(rounds):
+                        order = list(sides.items())
+                        # the page first, then the CLI first, in turn
+                        for side, measure in order if number % 2 else reversed(order):
+                            times[side].append(measure())
+                            if on_run is not None:
+                                on_run(side, times[side][-1])
+                            if side == "page" and screenshot is not None and len(times["page"]) == 1:
+                                page.screenshot(path=str(screenshot))
+                finally:
+                    browser.close()
+        except ServeError as exc:
+            raise BenchError(str(exc)) from None
     times = {side: values for side, values in times.items() if values}
     medians = {side: round(statistics.median(values), 2) for side, values in times.items()}
     return {

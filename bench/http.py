@@ -1,6 +1,6 @@
 """Load test of the HTTP app: ``aisearch serve`` on loopback, a scripted model with a fixed delay.
 
-``python -m evals.bench_http --requests 200 --concurrency 16 --delay 0.05`` starts the scripted
+``python -m bench.http --requests 200 --concurrency 16 --delay 0.05`` starts the scripted
 OpenAI-compatible endpoint of the tests (``tests/support/fake_openai.py``: run it from the
 repository), then ``aisearch serve`` as a subprocess on a free port with a fresh SQLite thread
 store (``--store postgres``: a throwaway Postgres, ``tests/support/postgres.py``; repeat
@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 
-from evals.machine import machine_line
-from evals.stats import percentile
+from bench.machine import machine_line
+from bench.server import ServeError, serving
 
-REPO = Path(__file__).resolve().parent.parent
 TOKYO = "What time is it in Tokyo now?"
 
 
@@ -119,25 +118,6 @@ async def _check_threads(client: httpx.AsyncClient, threads: int, turns: int) ->
     return problems
 
 
-def _serve(env: dict[str, str], port: int, log_path: Path) -> subprocess.Popen:
-    command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"]
-    with open(log_path, "w") as log:
-        return subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-
-
-def _wait_healthy(url: str, process: subprocess.Popen, log_path: Path) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("the server exited:\n" + log_path.read_text()[-2000:])
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise RuntimeError("the server did not start:\n" + log_path.read_text()[-2000:])
-
-
 async def _load(url: str, requests: int, concurrency: int, turns: int) -> tuple[Tally, float, list[str]]:
     threads = requests // turns
     tally = Tally()
@@ -168,7 +148,6 @@ def run_bench(requests: int, concurrency: int, delay_s: float, turns: int, store
 def _bench(
     requests: int, concurrency: int, delay_s: float, turns: int, store: str, db_url: str | None
 ) -> dict[str, Any]:
-    from models.local_server import free_port
     from tests.support.fake_openai import fake_openai
 
     if requests % turns:
@@ -191,16 +170,9 @@ def _bench(
             "LANGSMITH_TRACING": "false",
         }
         env.pop("AISEARCH_API_KEY", None)
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
         load_before = os.getloadavg()[0]
-        process = _serve(env, port, root / "serve.log")
-        try:
-            _wait_healthy(url, process, root / "serve.log")
+        with serving(env, root / "serve.log") as url:
             tally, wall, problems = asyncio.run(_load(url, requests, concurrency, turns))
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
         model_calls = len(ep.prompts)
     done = len(tally.seconds)
     return {
@@ -217,8 +189,8 @@ def _bench(
         "thread_problems": problems,
         "wall_s": round(wall, 2),
         "throughput_rps": round(done / wall, 2) if wall else 0.0,
-        "p50_s": round(percentile(tally.seconds, 50), 3),
-        "p95_s": round(percentile(tally.seconds, 95), 3),
+        "p50_s": round(float(np.percentile(tally.seconds, 50)), 3) if done else 0.0,
+        "p95_s": round(float(np.percentile(tally.seconds, 95)), 3) if done else 0.0,
         "max_s": round(max(tally.seconds, default=0.0), 3),
     }
 
@@ -261,7 +233,7 @@ def report(results: list[dict[str, Any]], command: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the load test; exit 1 when a request failed or a thread lost, doubled or mixed a turn."""
-    parser = argparse.ArgumentParser(prog="python -m evals.bench_http", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.http", description=__doc__)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--delay", type=float, default=0.05, help="seconds every model call waits")
@@ -274,14 +246,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, help="write the Markdown report here (and JSON beside it)")
     args = parser.parse_args(argv)
-    results = [
-        run_bench(args.requests, args.concurrency, args.delay, args.turns, s)
-        for s in args.store or ["sqlite"]
-    ]
+    try:
+        results = [
+            run_bench(args.requests, args.concurrency, args.delay, args.turns, s)
+            for s in args.store or ["sqlite"]
+        ]
+    except (ServeError, ValueError) as exc:  # the server did not start; --requests not a multiple of --turns
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
     for result in results:
         sys.stdout.write(json.dumps({k: v for k, v in result.items() if k != "errors"}, indent=2) + "\n")
     if args.out:
-        command = "python -m evals.bench_http " + " ".join(argv if argv is not None else sys.argv[1:])
+        command = "python -m bench.http " + " ".join(argv if argv is not None else sys.argv[1:])
         args.out.write_text(report(results, command), encoding="utf-8")
         args.out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 1 if any(r["errors"] or r["thread_problems"] for r in results) else 0

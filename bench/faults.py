@@ -15,19 +15,17 @@ from __future__ import annotations
 import statistics
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from agents.executor import args_model
 from agents.executor_backup import call_with_backups, failure_reason
+from bench.machine import machine_line
 from core.plan import Task
 from core.run import Run
 from core.settings import Budgets, Settings, load_settings
-from evals.machine import machine_line
 from tools.hub import ToolHub
 from tools.servers.faults_server import proxy_connection
 
-RESULTS = Path(__file__).resolve().parent / "results"
 FAULTY_TOOL = "calculate"
 TOOL = f"python.{FAULTY_TOOL}"
 TIMEOUT_S = 2.0  # a hanging call costs this much before the backup is tried
