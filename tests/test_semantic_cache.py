@@ -23,6 +23,8 @@ from tests.conftest import Team, make_settings, trajectory
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import MASTER, WRITER, assessment
 from tests.test_cli import aisearch
+from tests.test_http_api import Served, serve_env
+from tests.test_http_api import ask as request_body
 from tools.cache.answers import AnswerCache, CacheLimits
 from tools.cache.near_miss import subject_mismatch
 from tools.index.embedder import shared_embedder
@@ -262,4 +264,22 @@ def test_ask_answers_a_repeated_question_from_the_cache_unless_told_not_to(
     )
     assert after_again == after_first, "the repeated question called no model"
     assert json.loads(again.stdout)["answer"]["cached"]["query"] == EIFFEL
-    assert "answered before" not in fresh.stdout and len(server.prompts) > after_again, "--no-cache: the team ran"
+    assert "answered before" not in fresh.stdout and len(server.prompts) > after_again, (
+        "--no-cache: the team ran"
+    )
+
+
+def test_the_http_api_serves_a_repeat_from_the_cache_unless_the_run_s_config_says_no(tmp_path: Path) -> None:
+    rules = [(MASTER, assessment("simple", resolved=EIFFEL)), (WRITER, EIFFEL_ANSWER)]
+    with fake_openai(rules) as endpoint:
+        server = Served(serve_env(endpoint.url, tmp_path, AISEARCH_CACHE_ANSWERS="1"), tmp_path / "serve.log")
+        server.start()
+        try:
+            first, again, fresh = [
+                server.post("/invoke", request_body(EIFFEL, **configurable)).json()["output"]
+                for configurable in ({}, {}, {"cache": False})
+            ]
+        finally:
+            server.stop()
+    assert "cached" not in first["answer"] and again["answer"]["cached"]["query"] == EIFFEL
+    assert "cached" not in fresh["answer"] and fresh["answer"]["text"] == first["answer"]["text"]
