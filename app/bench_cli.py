@@ -116,18 +116,22 @@ def cmd_cache(args: argparse.Namespace) -> int:
     """The semantic answer cache on repeated, reworded and near-miss questions."""
     from bench import cache
 
+    similarity = args.similarity if args.similarity is not None else cache.CacheLimits.similarity
+    if not 0 < similarity <= 1:
+        print(f"error: --similarity must be in (0, 1], got {similarity:g}", file=sys.stderr)  # noqa: T201
+        return 1
     try:
         data = Path(args.data) if args.data else cache.FIXTURE
-        similarity = args.similarity if args.similarity is not None else cache.CacheLimits.similarity
         report = cache.run(data, similarity=similarity, team=args.team, seed=args.seed)
     except (cache.FixtureError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 - the command's output
         return 1
     results = cache.RESULTS
     results.mkdir(parents=True, exist_ok=True)
-    stem = results / f"bench-cache-{report['date']}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
-    stem.with_suffix(".md").write_text(cache.markdown(report))
+    variant = "" if similarity == cache.CacheLimits.similarity else f"-sim{similarity:g}"
+    name = f"bench-cache-{report['date']}{variant}{'-team' if args.team else ''}"
+    (results / f"{name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    (results / f"{name}.md").write_text(cache.markdown(report))
     if args.json:
         summary = {key: value for key, value in report.items() if key != "rows"}
         if "team" in summary:

@@ -16,7 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agents.recall import time_dependent, unkept_because
 from app.cli import build_parser
 from app.http_bodies import Configurable
-from bench.cache import FIXTURE, load_fixture
+from bench.cache import FIXTURE, FixtureError, cache_only, load_fixture
 from core.run import Run, RunContext
 from graph.builder import build_graph
 from tests.conftest import Team, make_settings, trajectory
@@ -62,6 +62,21 @@ def test_no_near_miss_pair_of_the_fixture_is_served_the_other_question_s_answer(
         found = cache.lookup(pair["b"], pair.get("b_context", []), "corpus")
 
         assert found.hit is None, f"{pair['id']}: {pair['b']!r} was served the answer to {pair['a']!r}"
+
+
+@pytest.mark.parametrize("similarity", [0.8, 0.9])
+def test_the_benchmark_stream_has_no_false_hit_and_every_repeat_hits(similarity: float) -> None:
+    report = cache_only(load_fixture(FIXTURE), shared_embedder(), similarity)
+
+    assert report["false_hits"] == 0 and report["near_miss_pairs"] == 25
+    assert report["repeat_hit_rate"] == 1.0 and report["paraphrase_hit_rate"] >= 0.5
+
+
+def test_a_malformed_fixture_line_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"kind": "group", "id": "g1", "seed": "Q?", "repeats": []}\n')
+    with pytest.raises(FixtureError, match=r"bad.jsonl:1: group item lacks \['paraphrases'\]"):
+        load_fixture(bad)
 
 
 @pytest.mark.parametrize(
