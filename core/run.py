@@ -134,16 +134,20 @@ def candidate_options(settings: Settings) -> RetrievalOptions:
 
 
 def open_caches(run: Run) -> None:
-    """Give ``run`` the caches its settings turn on, in SQLite beside the thread store."""
-    cache, folder = run.settings.cache, run.settings.db_path
-    if cache.answers:
-        from tools.index.remote_embedder import routing_embedder
+    """Give ``run`` the caches its settings turn on, in SQLite beside the thread store; one that
+    cannot be opened (an unwritable folder, a file that is not SQLite) is logged and left off."""
+    cache, db_path = run.settings.cache, run.settings.db_path
+    try:
+        if cache.answers:
+            from tools.index.remote_embedder import routing_embedder
 
-        limits = CacheLimits(cache.similarity, cache.answer_ttl_hours * 3600, cache.max_answers)
-        run.answers = AnswerCache(answer_cache_path(folder), DeferredEmbedder(routing_embedder), limits)
-    if cache.tools:
-        limits = ToolCacheLimits(cache.tool_ttl_minutes * 60, cache.max_tool_calls)
-        run.tool_cache = ToolCallCache(tool_cache_path(folder), limits)
+            limits = CacheLimits(cache.similarity, cache.answer_ttl_hours * 3600, cache.max_answers)
+            run.answers = AnswerCache(answer_cache_path(db_path), DeferredEmbedder(routing_embedder), limits)
+        if cache.tools:
+            tool_limits = ToolCacheLimits(cache.tool_ttl_minutes * 60, cache.max_tool_calls)
+            run.tool_cache = ToolCallCache(tool_cache_path(db_path), tool_limits)
+    except (sqlite3.Error, OSError) as exc:
+        log.warning("the caches in %s are off for this run: %s", db_path.parent, exc)
 
 
 def default_candidates(settings: Settings, hub: ToolHub) -> ToolCandidates:

@@ -17,7 +17,7 @@ from agents.recall import time_dependent, unkept_because
 from app.cli import build_parser
 from app.http_bodies import Configurable
 from bench.cache import FIXTURE, FixtureError, cache_only, load_fixture
-from core.run import Run, RunContext
+from core.run import Run, RunContext, open_caches
 from graph.builder import build_graph
 from tests.conftest import Team, make_settings, trajectory
 from tests.support.fake_openai import fake_openai
@@ -168,6 +168,18 @@ def test_the_fingerprint_changes_when_the_documents_do_and_only_then(tmp_path: P
     (docs / "bridge.md").write_text("# Golden Gate Bridge\n\nIt opened in 1937.\n")
     index_paths([docs], "docs", store=store)
     assert corpus_fingerprint(store.root) != first
+
+
+def test_a_cache_file_that_is_not_sqlite_leaves_the_cache_off(tmp_path: Path) -> None:
+    (tmp_path / "answer_cache.sqlite").write_text("not a database " * 100)
+    settings = make_settings().model_copy(update={"db_path": tmp_path / "threads.sqlite"})
+    run = Run(
+        settings.model_copy(update={"cache": settings.cache.model_copy(update={"answers": True})}), None, None
+    )  # type: ignore[arg-type]
+
+    open_caches(run)
+
+    assert run.answers is None
 
 
 def test_questions_about_the_present_are_never_cached() -> None:
