@@ -33,7 +33,7 @@ class ProgressPrinter:
             )
         elif kind == "cache":
             self.console.print(
-                f"[bold]cache[/] answered before: \"{escape(event['query'])}\" (similarity "
+                f'[bold]cache[/] answered before: "{escape(event["query"])}" (similarity '
                 f"{event['similarity']:.2f}, {age_text(event['age_s'])} old; the team took {event['saved_s']:.1f} s)"
             )
         elif kind == "tools":

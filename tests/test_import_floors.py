@@ -11,7 +11,17 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FLOORS = {"app": 6, "evals": 5, "bench": 5, "graph": 4, "agents": 3, "core": 2, "tools": 1, "models": 0, "prompts": 0}
+FLOORS = {
+    "app": 6,
+    "evals": 5,
+    "bench": 5,
+    "graph": 4,
+    "agents": 3,
+    "core": 2,
+    "tools": 1,
+    "models": 0,
+    "prompts": 0,
+}
 
 
 def imported_packages(path: Path) -> list[tuple[int, str]]:
