@@ -291,6 +291,7 @@ def test_ask_answers_a_repeated_question_from_the_cache_unless_told_not_to(
     )
     assert after_again == after_first, "the repeated question called no model"
     assert json.loads(again.stdout)["answer"]["cached"]["query"] == EIFFEL
+    assert "answered before" in again.stderr, "the progress on stderr says where the answer came from"
     assert "answered before" not in fresh.stdout and len(server.prompts) > after_again, (
         "--no-cache: the team ran"
     )
