@@ -135,7 +135,7 @@ async def _judge(run: Run, task: Task, outcome: ToolOutcome) -> Judgement:
 
 
 def _record(outcome: ToolOutcome) -> ToolCallRecord:
-    return ToolCallRecord(
+    record = ToolCallRecord(
         tool=outcome.tool,
         args=outcome.args,
         ok=outcome.ok,
@@ -143,6 +143,9 @@ def _record(outcome: ToolOutcome) -> ToolCallRecord:
         error=outcome.error,
         ms=outcome.ms,
     )
+    if outcome.cached:
+        record["cached"] = True
+    return record
 
 
 async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutcome:

@@ -213,7 +213,7 @@ def _announce(event: ToolSwitchEvent) -> None:
 
 async def _checked_call(run: Run, tool: str, args: dict[str, Any]) -> ToolOutcome:
     """One call, an empty or unreadable "success" turned into a failure with the reason."""
-    outcome = await run.tools.call(tool, args, timeout_s=run.settings.budgets.tool_timeout_s)
+    outcome = await run.call_tool(tool, args)
     reason = failure_reason(outcome)
     if outcome.ok and reason:
         outcome.ok, outcome.error, outcome.output = False, f"tool {outcome.tool}: {reason}", ""

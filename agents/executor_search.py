@@ -236,7 +236,7 @@ async def _search_round(
     timeout = run.settings.budgets.tool_timeout_s
     return list(
         await asyncio.gather(
-            *(run.tools.call(qualified, {**fixed, query_arg: q}, timeout_s=timeout) for q in queries)
+            *(run.call_tool(qualified, {**fixed, query_arg: q}, timeout_s=timeout) for q in queries)
         )
     )
 

@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 
 from agents.answer_form import is_open_question
 from agents.facets import comparison_facets
+from agents.recall import recall
 from agents.route_classifier import shared_classifier
 from agents.router import CheapRoute, Classifier, cheap_route, needs_tools
 from agents.strategies import link_tool
@@ -213,7 +214,7 @@ async def probe_documents(run: Run, query: str) -> Probe | None:
         if "k" in spec.parameters.get("properties", {}):
             args["k"] = PROBE_K
         # the tool's own timeout: the first search of a fresh server also loads the embedding model
-        outcome = await run.tools.call(spec.name, args, timeout_s=run.settings.budgets.tool_timeout_s)
+        outcome = await run.call_tool(spec.name, args)
         if not outcome.ok:
             log.info("document probe with %s failed: %s", spec.name, outcome.error)
             continue
@@ -427,7 +428,8 @@ async def assess(
     An empty query ends the turn at once with an answer that says so; a huge one is trimmed
     (:func:`core.query.prepare_query`) and the answer says what was left out. When the run may
     ask and the assessment names a question, the turn pauses at ``clarify``; it comes back here
-    with the answer folded into the query, and is not asked again.
+    with the answer folded into the query, and is not asked again. A question answered before
+    ends the turn at once with the earlier answer (``agents/recall.py``).
     """
     run = await current_run(runtime)
     try:
@@ -440,6 +442,9 @@ async def assess(
     today = run.now().strftime("%A, %Y-%m-%d %H:%M %Z").strip()
     pending = state.get("clarification")
     clarified = pending is not None and pending["status"] == "answered"  # back from clarify
+    cached = None if clarified or prepared.trim_note else await recall(run, state, query, today)
+    if cached is not None:  # asked before: the earlier answer, before the team runs
+        return Command(goto=END, update=cached)
     may_ask = run.settings.clarify and not clarified
     assessment = await read_query(run, state, query, today, may_ask=may_ask)
     if may_ask and assessment.clarify.strip():

@@ -116,7 +116,7 @@ async def run_search(run: Run, task: Task, plan_version: int) -> dict[str, Any]:
     """Call the task's search tool once; the result and its passages as a state update."""
     started = time.time()
     emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=task.tool, at=started))
-    outcome = await run.tools.call(task.tool or "", task.args, timeout_s=run.settings.budgets.tool_timeout_s)
+    outcome = await run.call_tool(task.tool or "", task.args)
     evidence = search_evidence(task, outcome) if outcome.ok else []
     if not outcome.ok:
         status, error = "failed", outcome.error
@@ -131,6 +131,8 @@ async def run_search(run: Run, task: Task, plan_version: int) -> dict[str, Any]:
         tool=outcome.tool, args=outcome.args, ok=outcome.ok, output=outcome.output[:2000],
         error=outcome.error, ms=outcome.ms,
     )  # fmt: skip
+    if outcome.cached:
+        call["cached"] = True
     result = TaskResult(
         task_id=task.id,
         goal=task.goal,

@@ -29,6 +29,7 @@ from agents.citations import check_citations
 from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.facets import answer_choices, is_yes_no_question
 from agents.focus import focus_passages
+from agents.recall import remember
 from agents.short_answer import explanation_of, short_of
 from core.events import AnswerEvent, emit
 from core.plan import current_plan
@@ -297,4 +298,5 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     if verdict:
         answer["compared"] = {"form": verdict.form, "facts": verdict.facts, "settled": verdict.answer}
     emit(AnswerEvent(event="answer", answer=answer))
+    await remember(run, state, answer)
     return {"answer": answer, "messages": [AIMessage(content=answer["text"])]}

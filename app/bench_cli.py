@@ -1,4 +1,4 @@
-"""``aisearch bench models|search|index|soak|faults|page``: run a benchmark of ``bench/`` and write its report.
+"""``aisearch bench models|search|index|soak|faults|page|cache``: run a benchmark of ``bench/`` and write its report.
 
 ``register(subparsers)`` adds the ``bench`` group to the main parser (``app/cli.py``). Reports go to
 ``results/bench-<name>-<date>.{json,md}`` (``evals/run_dirs.py``) and the Markdown is printed.
@@ -114,8 +114,39 @@ def cmd_page(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    """The semantic answer cache on repeated, reworded and near-miss questions."""
+    from bench import cache
+
+    similarity = args.similarity if args.similarity is not None else cache.CacheLimits.similarity
+    if not 0 < similarity <= 1:
+        print(f"error: --similarity must be in (0, 1], got {similarity:g}", file=sys.stderr)  # noqa: T201
+        return 1
+    try:
+        data = Path(args.data) if args.data else cache.FIXTURE
+        report = cache.run(data, similarity=similarity, team=args.team, seed=args.seed)
+    except (cache.FixtureError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201 - the command's output
+        return 1
+    results = cache.RESULTS
+    results.mkdir(parents=True, exist_ok=True)
+    variant = "" if similarity == cache.CacheLimits.similarity else f"-sim{similarity:g}"
+    name = f"bench-cache-{report['date']}{variant}{'-team' if args.team else ''}"
+    (results / f"{name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    (results / f"{name}.md").write_text(cache.markdown(report))
+    if args.json:
+        summary = {key: value for key, value in report.items() if key != "rows"}
+        if "team" in summary:
+            summary["team"] = {key: value for key, value in summary["team"].items() if key != "rows"}
+        print(json.dumps(summary))  # noqa: T201 - the command's output (one JSON object)
+    else:
+        print(cache.markdown(report))  # noqa: T201 - the command's output
+    return 0 if report["false_hits"] == 0 else 1
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``aisearch bench`` commands: ``models``, ``search``, ``index``, ``soak``, ``faults`` and ``page``."""
+    """Add the ``aisearch bench`` commands: ``models``, ``search``, ``index``, ``soak``, ``faults``, ``page``
+    and ``cache``."""
     bench = subparsers.add_parser("bench", help="benchmarks")
     sub = bench.add_subparsers(dest="bench_command", required=True)
     models = sub.add_parser("models", help="local model speed per role and end to end")
@@ -156,3 +187,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     page.add_argument("--screenshot", help="save a PNG of the page after its first run here")
     page.add_argument("--no-stream", action="store_true", help="skip timing the server's own stream")
     page.set_defaults(func=cmd_page)
+    cache = sub.add_parser(
+        "cache", help="the semantic answer cache: hit rate, false hits on near misses, time saved"
+    )
+    cache.add_argument("--json", action="store_true", help="print one JSON object (the report without rows)")
+    cache.add_argument(
+        "--data", help="the labelled questions, JSON lines (default: bench/data/cache_queries.jsonl)"
+    )
+    cache.add_argument(
+        "--similarity", type=float, help="the similarity threshold (default: the cache's, 0.9)"
+    )
+    cache.add_argument(
+        "--team", type=int, default=0, help="also run the real team on this many groups (model-bound)"
+    )
+    cache.add_argument("--seed", type=int, default=0, help="seed of the stream's order")
+    cache.set_defaults(func=cmd_cache)

@@ -141,6 +141,7 @@ async def ask(args: argparse.Namespace) -> int:
         raise UserError(f'{exc}, e.g. aisearch ask "Who designed the Eiffel Tower?"') from None
     settings = run_settings(args)
     check_endpoints(settings)
+    settings.bypass_cache = args.no_cache
     console = Console(stderr=args.json)
     if args.interactive or args.review_plan:
         if can_ask(sys.stdin):
@@ -167,7 +168,7 @@ async def ask(args: argparse.Namespace) -> int:
         if not indexed and connections.get("docsearch", {}).get("args") == ["-m", DOCSEARCH_MODULE]:
             del connections["docsearch"]  # the bundled one would only serve the half-built index
         await use_docs_server(connections, settings, console)
-        async with open_run(settings, connections=connections, status=console.status) as run:
+        async with open_run(settings, connections=connections, status=console.status, cache=True) as run:
             for server, error in run.tools.server_errors.items():
                 console.print(f"[yellow]MCP server {server} unavailable:[/] {error}")
             console.print(f"[dim]thread {thread_id}[/]")
@@ -233,6 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--review-plan",
         action="store_true",
         help="show the Planner's first plan on the terminal to approve, edit or reject (needs a terminal)",
+    )
+    ask_parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="answer afresh: read neither the answer cache nor the tool-call cache (the answer is still kept)",
     )
     ask_parser.add_argument(
         "--no-default-index",

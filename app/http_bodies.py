@@ -1,7 +1,8 @@
 """The HTTP app's request bodies, LangServe's shapes: ``{"input", "config", "kwargs"}``.
 
 ``config.configurable`` carries the thread id and the per-run settings a caller may change (the
-routing, the budgets, and whether the run may pause for a person: ``clarify``, ``review_plan``); anything else in it is refused with 422 naming the field, so a typo
+routing, the budgets, whether the run may pause for a person: ``clarify``, ``review_plan``, and
+whether it may answer from the caches: ``cache``); anything else in it is refused with 422 naming the field, so a typo
 never runs silently with the defaults. A bad value (an empty query, ``max_replans: -1``) is a
 422 too, checked here before anything runs.
 """
@@ -69,6 +70,11 @@ class Configurable(BaseModel):
         default=None,
         description="Pause after the Planner's first plan for approval, an edit or a rejection (default off).",
     )
+    cache: bool | None = Field(
+        default=None,
+        description="false: answer afresh, reading neither the answer cache nor the tool-call cache "
+        "(the new answer is still kept for later runs).",
+    )
 
     @model_validator(mode="after")
     def _budgets_in_range(self) -> Configurable:
@@ -88,6 +94,8 @@ class Configurable(BaseModel):
         for name in ("clarify", "review_plan"):
             if getattr(self, name) is not None:
                 update[name] = getattr(self, name)
+        if self.cache is not None:
+            update["bypass_cache"] = not self.cache
         if overrides := self.budget_overrides():
             update["budgets"] = settings.budgets.model_copy(update=overrides)
         return settings.model_copy(update=update) if update else settings

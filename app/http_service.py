@@ -6,7 +6,7 @@ name that is not in ``sys.modules``, where a dataclass cannot be defined.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
@@ -35,7 +35,7 @@ class Service:
         settings = configurable.apply(self.settings)
         if settings is self.settings:
             return RunContext(run=self.run)
-        return RunContext(run=Run(settings, self.run.model, self.run.tools, self.run.now))
+        return RunContext(run=replace(self.run, settings=settings))  # the same models, tools and caches
 
 
 async def service(request: Request) -> Service:

@@ -31,6 +31,11 @@ class ProgressPrinter:
                 f"{a.get('decided_by', 'llm')}{', rule fallback' if a.get('fallback') else ''})"
                 f" - {a.get('rationale', '')}"
             )
+        elif kind == "cache":
+            self.console.print(
+                f'[bold]cache[/] answered before: "{escape(event["query"])}" (similarity '
+                f"{event['similarity']:.2f}, {age_text(event['age_s'])} old; the team took {event['saved_s']:.1f} s)"
+            )
         elif kind == "tools":
             self.console.print(f"[bold]tools[/] {', '.join(event['candidates']) or '(none)'}")
         elif kind == "plan":
@@ -82,6 +87,14 @@ class ProgressPrinter:
             self.console.print(text, end="", markup=False, highlight=False)
 
 
+def age_text(seconds: float) -> str:
+    """A duration in its largest whole unit: ``45 s``, ``12 min``, ``3 h``, ``2 d``."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size:.0f} {unit}"
+    return f"{seconds:.0f} s"
+
+
 def plan_tree(event: PlanEvent) -> Tree:
     """The plan as a tree of waves (tasks in one wave run in parallel)."""
     tasks = {task["id"]: task for task in event["tasks"]}
@@ -114,7 +127,7 @@ def print_answer(console: Console, answer: Answer, streamed: bool) -> None:
             print_short(console, answer)
             console.print(answer["text"], markup=False, highlight=False)
     else:
-        console.print("[bold]answer[/]")
+        console.print("[bold]answer[/]" + (" [dim](from the cache)[/]" if answer.get("cached") else ""))
         print_short(console, answer)
         console.print(answer["text"], markup=False, highlight=False)
     cited = {c["n"] for c in answer["citations"]}

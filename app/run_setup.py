@@ -157,7 +157,8 @@ async def open_served(
     connections: dict[str, dict[str, Any]] | None = None,
 ) -> AsyncIterator[Served]:
     """Open what a long-lived server (the HTTP app, the MCP server) answers with: the checkpointer,
-    the run (models, MCP servers) and the graph, until the context ends.
+    the run (models, MCP servers, the caches ``settings.cache`` turns on) and the graph, until the
+    context ends.
 
     Args:
         settings: The server's settings.
@@ -170,7 +171,7 @@ async def open_served(
         await use_docs_server(connections, settings, Console(stderr=True))
     async with (
         open_checkpointer(settings) as saver,
-        open_run(settings, connections=connections, models=models) as run,
+        open_run(settings, connections=connections, models=models, cache=True) as run,
     ):
         for name, error in run.tools.server_errors.items():
             log.warning("MCP server %s unavailable: %s", name, error)

@@ -10,7 +10,7 @@ from typing import Literal, TypedDict
 
 from langgraph.config import get_stream_writer
 
-from core.state import Answer, Assessment, PlanEntry, Route, Status
+from core.state import Answer, Assessment, CachedRecord, PlanEntry, Route, Status
 
 
 class RouteEvent(TypedDict):
@@ -80,6 +80,12 @@ class ReviewEvent(TypedDict):
     missing: list[str]
 
 
+class CacheEvent(CachedRecord):
+    """The answer came from the semantic answer cache: an earlier question's, asked again or reworded."""
+
+    event: Literal["cache"]
+
+
 class AnswerEvent(TypedDict):
     """The Writer's answer, with checked citations."""
 
@@ -95,6 +101,7 @@ Event = (
     | TaskEndEvent
     | ToolSwitchEvent
     | ReviewEvent
+    | CacheEvent
     | AnswerEvent
 )
 

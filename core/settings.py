@@ -18,6 +18,10 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
     [websearch]                       # tools/web/config.py
     searxng_url = "http://127.0.0.1:8888"
 
+    [cache]                           # the answer and tool-call caches (docs/cache.md)
+    answers = true
+    similarity = 0.9
+
     tool_candidates = 5               # top-level keys
     tool_synthetic_queries = false    # retrieve over `aisearch tools augment`'s queries too
     toolkit_k = 0                     # toolkits of equivalent tools; 0: k by silhouette
@@ -28,7 +32,8 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
 
 Environment: ``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_TOOL_CATALOGS`` (paths joined by
 ``:``), ``AISEARCH_ROUTING``, ``AISEARCH_TOOL_SYNTHETIC_QUERIES`` (1 retrieves over the synthetic queries), ``AISEARCH_BUDGET_<NAME>`` (for example ``AISEARCH_BUDGET_MAX_REPLANS=1``), ``AISEARCH_DOCS_SERVER`` (0 turns the long-lived document server
-off), ``AISEARCH_DOCS_SERVER_IDLE_MINUTES``, and the model variables of ``models/config.py``.
+off), ``AISEARCH_DOCS_SERVER_IDLE_MINUTES``, ``AISEARCH_CACHE_<KEY>`` (for example
+``AISEARCH_CACHE_ANSWERS=0``), and the model variables of ``models/config.py``.
 """
 
 from __future__ import annotations
@@ -73,6 +78,25 @@ class DocsServer(BaseModel):
     idle_minutes: float = Field(default=30.0, gt=0)  # it exits after this long without a request
 
 
+class CacheSettings(BaseModel):
+    """The semantic answer cache and the tool-call cache (``tools/cache/``, ``agents/recall.py``).
+
+    They serve the runs of ``ask``, ``serve``, ``mcp`` and LangGraph Server; evaluations and
+    benchmarks run without them (``open_run(cache=False)``, its default).
+    """
+
+    answers: bool = True  # earlier answers served for the same question asked again or reworded
+    # an earlier question (and its conversation) must be at least this similar (MiniLM cosine);
+    # the near-miss guard (tools/cache/near_miss.py) must also find no differing name, number or word
+    similarity: float = Field(default=0.9, gt=0, le=1)
+    context_turns: int = Field(default=2, ge=0)  # earlier user turns compared with the question's
+    answer_ttl_hours: float = Field(default=168.0, gt=0)  # an answer is served for a week at most
+    max_answers: int = Field(default=1000, ge=1)  # the least recently used go first
+    tools: bool = True  # identical calls of read-only, closed-world tools answered from earlier ones
+    tool_ttl_minutes: float = Field(default=60.0, gt=0)
+    max_tool_calls: int = Field(default=1000, ge=1)
+
+
 class Settings(ModelSettings):
     """Everything a run needs to know that is not in the question."""
 
@@ -115,6 +139,10 @@ class Settings(ModelSettings):
     clarify: bool = False
     # review_plan: the run pauses after the Planner's first plan for a person to approve, edit or reject it
     review_plan: bool = False
+    cache: CacheSettings = CacheSettings()
+    # set per run only (``ask --no-cache``, the HTTP config's ``cache: false``): the run reads neither
+    # cache and answers afresh; what it finds is still stored for later runs
+    bypass_cache: bool = False
 
     def use_db(self, value: str) -> None:
         """Keep the threads in ``value``: a ``postgresql://`` URL, or the path of a SQLite file."""
@@ -186,6 +214,11 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
         docs_server["idle_minutes"] = env["AISEARCH_DOCS_SERVER_IDLE_MINUTES"]
     values["docs_server"] = docs_server
     values["websearch"] = web_config(data.get("websearch", {}), env, f"{path} [websearch]")
+    cache = dict(data.get("cache", {}))
+    for name in CacheSettings.model_fields:
+        if env.get(f"AISEARCH_CACHE_{name.upper()}"):
+            cache[name] = env[f"AISEARCH_CACHE_{name.upper()}"].strip()
+    values["cache"] = cache
     paths = data.get("paths", {})
     db = env.get("AISEARCH_DB") or paths.get("db")
     if db and str(db).startswith(POSTGRES_SCHEMES):

@@ -57,6 +57,7 @@ class ToolCallRecord(TypedDict):
     output: str
     error: str | None
     ms: float
+    cached: NotRequired[bool]  # answered from the tool-call cache (tools/cache/tool_calls.py)
 
 
 class ToolSwitch(TypedDict):
@@ -213,6 +214,16 @@ class ChainStep(TypedDict):
     titles: list[str]
 
 
+class CachedRecord(TypedDict):
+    """Where a cached answer came from (``agents/recall.py``): the earlier question it answered,
+    how similar it is, how old the answer is, and how long the team took to write it."""
+
+    query: str
+    similarity: float
+    age_s: float
+    saved_s: float
+
+
 class Answer(TypedDict):
     """The Writer's answer: short answer, cited text, citations, sources and what is missing."""
 
@@ -231,6 +242,7 @@ class Answer(TypedDict):
     compared: NotRequired[ComparedRecord]
     chain: NotRequired[list[ChainStep]]  # a hop chain's questions, answers, statuses and passages
     length: NotRequired[Literal["brief", "full"]]  # a factoid's few words, or an open question's full answer
+    cached: NotRequired[CachedRecord]  # served from the semantic answer cache, not written this turn
 
 
 @dataclass

@@ -158,6 +158,7 @@ class ConfigFile(BaseModel):
     local: Table = Field(default_factory=dict)
     budgets: Table = Field(default_factory=dict)
     docs_server: Table = Field(default_factory=dict)
+    cache: Table = Field(default_factory=dict)
     paths: ConfigPaths = ConfigPaths()
 
 

@@ -16,7 +16,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from core.run import Run, RunContext
-from core.settings import Budgets, Settings
+from core.settings import Budgets, CacheSettings, Settings
 from graph.builder import build_graph
 from models.config import ROLES, RoleSettings
 from tests.support.fakes import DECOMPOSE, MARK, ScriptedChatModel, copied, kept_whole
@@ -42,6 +42,9 @@ TEST_DB = Path(tempfile.mkdtemp(prefix="aisearch-test-db-")) / "threads.sqlite"
 os.environ["AISEARCH_DOCSEARCH_WARMUP"] = "0"
 # CLI runs in tests start docsearch over stdio; tests/test_docs_server.py turns the long-lived one on
 os.environ["AISEARCH_DOCS_SERVER"] = "0"
+# the answer and tool-call caches stay off unless a test turns them on (tests/test_semantic_cache.py)
+os.environ["AISEARCH_CACHE_ANSWERS"] = "0"
+os.environ["AISEARCH_CACHE_TOOLS"] = "0"
 # web search stays off unless a test configures it (tests/test_web_routing.py)
 for _name in ("AISEARCH_SEARXNG_URL", "AISEARCH_WEB_PROVIDER", "TAVILY_API_KEY", "BRAVE_API_KEY"):
     os.environ.pop(_name, None)
@@ -57,7 +60,7 @@ def make_settings(
     """Settings for tests: fake model names, default budgets unless overridden.
 
     The route is the scripted Master's (``routing="llm"``) unless a test asks for the cheap router;
-    ``clarify`` and ``review_plan`` turn the human-in-the-loop pauses on.
+    ``clarify`` and ``review_plan`` turn the human-in-the-loop pauses on. The caches are off.
     """
     return Settings(
         roles={
@@ -68,6 +71,7 @@ def make_settings(
         routing=routing,
         clarify=clarify,
         review_plan=review_plan,
+        cache=CacheSettings(answers=False, tools=False),
     )
 
 

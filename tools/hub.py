@@ -43,6 +43,8 @@ class ToolSpec:
     server: str
     description: str
     parameters: dict[str, Any]
+    # its MCP annotations say it is read-only and closed-world: calls may be cached (tools/cache/)
+    cacheable: bool = False
 
     def brief(self) -> dict[str, Any]:
         """A compact description for prompts (name, description, argument names and types)."""
@@ -79,6 +81,7 @@ class ToolOutcome:
     structured: Any = None
     ms: float = 0.0
     started_at: float = field(default_factory=time.time)
+    cached: bool = False  # answered from the tool-call cache (tools/cache/tool_calls.py)
 
 
 class ToolHub:
@@ -194,7 +197,8 @@ class ToolHub:
         for tool in server.tools.values():
             qualified = f"{name}.{tool.name}"
             schema = normalise_schema(tool.args_schema)
-            self.specs[qualified] = refined_spec(ToolSpec(qualified, name, tool.description or "", schema))
+            spec = ToolSpec(qualified, name, tool.description or "", schema, cacheable(tool.metadata))
+            self.specs[qualified] = refined_spec(spec)
         if server.instructions and name not in self.descriptions:
             self.descriptions[name] = server.instructions
         if self.on_started is not None:
@@ -281,6 +285,15 @@ def _json_object(text: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def cacheable(annotations: Mapping[str, Any] | None) -> bool:
+    """Whether a tool's MCP annotations (langchain-mcp-adapters puts them in the tool's metadata)
+    let its calls be cached: read-only and closed-world, both stated, since the MCP defaults are
+    the opposite (``tools/cache/tool_calls.py`` says which bundled tools are)."""
+    if not annotations:
+        return False
+    return annotations.get("readOnlyHint") is True and annotations.get("openWorldHint") is False
 
 
 def refined_spec(spec: ToolSpec) -> ToolSpec:

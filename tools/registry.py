@@ -41,11 +41,12 @@ class ServerConfigError(ValueError):
     """The MCP server configuration is malformed."""
 
 
+DOCSEARCH = "docsearch"
 DOCSEARCH_MODULE = "tools.servers.docsearch_server"
 WEBSEARCH = "websearch"
 WEBSEARCH_MODULE = "tools.servers.websearch_server"
 # started with every run, whatever its tools: the Master probes the documents before tools are selected
-EAGER_SERVERS = ("docsearch",)
+EAGER_SERVERS = (DOCSEARCH,)
 BASE_NAMES = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 # The settings each bundled server reads; a name ending in "_" is a prefix.
 BUNDLED_SETTINGS: dict[str, tuple[str, ...]] = {

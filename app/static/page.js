@@ -133,6 +133,9 @@ class RunView {
       task_start: () => this.taskStart(data),
       task_end: () => this.taskEnd(data),
       review: () => this.line(`Review: ${data.decision}. ${data.reason}`),
+      cache: () => this.line(
+        `Answered before: "${data.query}" (similarity ${data.similarity.toFixed(2)}; the team took ${data.saved_s.toFixed(1)} s)`,
+        "step route"),
       token: () => this.token(data),
       answer: () => showAnswer(data.answer, this.failures),
       interrupt: () => { this.paused = true; showPause(data.value); },

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from mcp.server.fastmcp import FastMCP
 
-from tools.servers.common import serve, server_arg_parser
+from tools.servers.common import OPEN_WORLD, serve, server_arg_parser
 
 logger = logging.getLogger(__name__)
 
@@ -206,7 +206,7 @@ def _plural(count: int, unit: str) -> str:
     return f"{count} {unit}{'' if abs(count) == 1 else 's'}"
 
 
-@mcp.tool()
+@mcp.tool(annotations=OPEN_WORLD)
 def now(timezone: str = "UTC") -> str:
     """Current date and time: the ISO date-time, weekday, time zone and UTC offset right now.
 
@@ -225,7 +225,7 @@ def now(timezone: str = "UTC") -> str:
     return _describe(current_time().astimezone(zone), zone_name)
 
 
-@mcp.tool()
+@mcp.tool(annotations=OPEN_WORLD)
 def convert_time(time: str, from_timezone: str, to_timezone: str) -> str:
     """Convert a clock time or date-time from one time zone to another.
 
@@ -254,7 +254,7 @@ def convert_time(time: str, from_timezone: str, to_timezone: str) -> str:
     )
 
 
-@mcp.tool()
+@mcp.tool(annotations=OPEN_WORLD)
 def shift_date(date: str, days: int = 0, weeks: int = 0, months: int = 0, years: int = 0) -> str:
     """Date arithmetic: the date that is some days, weeks, months or years after (or before) a date.
 
@@ -284,7 +284,7 @@ def shift_date(date: str, days: int = 0, weeks: int = 0, months: int = 0, years:
     return f"{start.isoformat()} ({start:%A}) {change} = {result.isoformat()} ({result:%A})"
 
 
-@mcp.tool()
+@mcp.tool(annotations=OPEN_WORLD)
 def date_diff(start: str, end: str) -> str:
     """Days between two dates, with a years/months/days breakdown and the weekdays.
 

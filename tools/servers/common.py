@@ -1,4 +1,5 @@
-"""What every bundled MCP server's command line shares: transport, loopback binding, log level."""
+"""What every bundled MCP server shares: its command line (transport, loopback binding, log level)
+and the tool annotations that say whether its calls may be cached."""
 
 from __future__ import annotations
 
@@ -9,8 +10,15 @@ from functools import partial
 import anyio
 from mcp.server.fastmcp import FastMCP
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# MCP tool annotations the tool-call cache reads (tools/cache/tool_calls.py): a read-only tool whose
+# result depends only on its arguments and this machine's documents is closed-world and cached; one
+# whose result can change while its arguments stay the same (the clock, the web, code that may read
+# the clock or random numbers) is open-world and never cached
+CLOSED_WORLD = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+OPEN_WORLD = ToolAnnotations(readOnlyHint=True, openWorldHint=True)
 log = logging.getLogger(__name__)
 
 

@@ -34,7 +34,7 @@ from tools.index.first_run import default_build_enabled
 from tools.index.paths import DEFAULT_COLLECTION
 from tools.index.service import DocSearch
 from tools.index.store import IndexStore
-from tools.servers.common import serve, server_arg_parser
+from tools.servers.common import CLOSED_WORLD, serve, server_arg_parser
 from tools.servers.embed_route import add_routes
 
 logger = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ def service() -> DocSearch:
     return _service or configure()
 
 
-@mcp.tool()
+@mcp.tool(annotations=CLOSED_WORLD)
 async def search(query: str, k: int = 5, collection: str = "", full: bool = False) -> dict[str, Any]:
     """Search local documents and return the best passages, each with an id, title, source and snippet.
 
@@ -136,7 +136,7 @@ async def search(query: str, k: int = 5, collection: str = "", full: bool = Fals
     )
 
 
-@mcp.tool()
+@mcp.tool(annotations=CLOSED_WORLD)
 async def follow_links(
     passage_ids: list[str], query: str = "", k: int = 2, collection: str = "", full: bool = False
 ) -> dict[str, Any]:
@@ -160,7 +160,7 @@ async def follow_links(
     )
 
 
-@mcp.tool()
+@mcp.tool(annotations=CLOSED_WORLD)
 async def read(passage_id: str, collection: str = "") -> dict[str, Any]:
     """Read the full text of one passage found by `search` (its id, title, source and text).
 

@@ -17,7 +17,7 @@ import anyio
 from mcp.server.fastmcp import FastMCP
 
 from tools.servers.arithmetic import parse_arithmetic
-from tools.servers.common import serve, server_arg_parser
+from tools.servers.common import CLOSED_WORLD, OPEN_WORLD, serve, server_arg_parser
 from tools.servers.precise_calc import evaluate_precise
 from tools.servers.sandbox import run_sandboxed
 
@@ -150,7 +150,7 @@ def evaluate_expression(expression: str) -> str:
         raise CalculatorError(f"math error: {exc}") from None
 
 
-@mcp.tool()
+@mcp.tool(annotations=CLOSED_WORLD)
 def calculate(expression: str) -> str:
     """Calculator: evaluate an arithmetic expression exactly and return the number.
 
@@ -173,7 +173,7 @@ def calculate(expression: str) -> str:
     return evaluate_expression(expression)
 
 
-@mcp.tool()
+@mcp.tool(annotations=CLOSED_WORLD)
 def calculate_precise(expression: str) -> str:
     """Calculator with arbitrary precision: evaluate an arithmetic expression with mpmath at 30 digits.
 
@@ -198,7 +198,7 @@ def format_run_output(stdout: str, value: str | None) -> str:
     return "\n".join(parts) if parts else "(no output)"
 
 
-@mcp.tool()
+@mcp.tool(annotations=OPEN_WORLD)  # code may read the clock or random numbers
 async def run_python(code: str) -> str:
     """Run Python 3 code in a sandbox and return what it printed plus the value of the last expression.
 

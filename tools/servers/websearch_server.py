@@ -28,7 +28,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 
 from models.config import ConfigError
-from tools.servers.common import serve, server_arg_parser
+from tools.servers.common import OPEN_WORLD, serve, server_arg_parser
 from tools.web.config import WebSearchConfig, web_config
 from tools.web.pages import PageBudget, PageCache, PageReader, PageText, passages, rank
 from tools.web.providers import NOT_CONFIGURED, SearchFailed, SearchProvider, WebResult, provider_for
@@ -155,7 +155,7 @@ def service() -> WebSearch:
     return _service
 
 
-@mcp.tool()
+@mcp.tool(annotations=OPEN_WORLD)
 async def search(query: str, k: int = 5, read: int = 2) -> dict[str, Any]:
     """Search the web: each result's title, URL, snippet and publication date, with the best passages
     of the first `read` result pages, so the answer can cite the page itself.
@@ -171,7 +171,7 @@ async def search(query: str, k: int = 5, read: int = 2) -> dict[str, Any]:
     return await service().search(query, k, read)
 
 
-@mcp.tool()
+@mcp.tool(annotations=OPEN_WORLD)
 async def fetch(url: str, query: str = "", k: int = 3) -> dict[str, Any]:
     """Read a web page (an http or https URL, usually a search result's): its main text without
     navigation or ads, cut into passages, the ones that best match `query` first.
