@@ -128,7 +128,9 @@ def cmd_cache(args: argparse.Namespace) -> int:
     except (cache.FixtureError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 - the command's output
         return 1
-    results = cache.RESULTS
+    from evals.run_dirs import RESULTS_DIR
+
+    results = RESULTS_DIR
     results.mkdir(parents=True, exist_ok=True)
     variant = "" if similarity == cache.CacheLimits.similarity else f"-sim{similarity:g}"
     name = f"bench-cache-{report['date']}{variant}{'-team' if args.team else ''}"

@@ -37,7 +37,6 @@ from tools.cache.near_miss import read
 from tools.index.embedder import TextEmbedder, shared_embedder
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "cache_queries.jsonl"
-RESULTS = Path(__file__).resolve().parent.parent / "evals" / "results"
 KINDS = {"group": ("seed", "repeats", "paraphrases"), "near_miss": ("a", "b", "differs"), "novel": ("query",)}
 CORPUS = "bench"
 
