@@ -6,7 +6,10 @@ with the validator's errors, then a rule-based single-task fallback. Under the M
 it re-plans locally (the failed tasks and their descendants are replaced; completed tasks and
 their results are kept) or augments the DAG with new downstream tasks.
 
-Kept in one file (about 300 lines): the first plan, the local re-plan and the augmentation share
+The first plan is streamed: its tasks start while it is still being written
+(``agents/plan_stream.py``, LLMCompiler's task fetching); the prompt lives in ``agents/plan_prompt.py``.
+
+Kept in one file (about 400 lines): the first plan, the local re-plan and the augmentation share
 the prompt, the validation round, the renumbering and the state update.
 """
 
@@ -15,20 +18,33 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Awaitable, Iterable
 from typing import Any, Literal
 
 import networkx as nx
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
+from agents.executor import run_task
 from agents.id_deps import needs_of, wire_id_dependencies
+from agents.plan_prompt import plan_prompt, sketch_model
+from agents.plan_stream import EarlyStart, Update
 from agents.tool_history import chain_hint
 from core.events import PlanEvent, emit
-from core.plan import REF_PATTERN, Plan, PlanError, Task, current_plan, validate_plan
-from core.run import RunContext, current_run
+from core.plan import (
+    REF_PATTERN,
+    TASK_ID_PATTERN,
+    Plan,
+    PlanError,
+    Task,
+    current_plan,
+    task_payload,
+    validate_plan,
+)
+from core.run import Run, RunContext, current_run
 from core.state import PlanEntry, PlanMode, SearchState, TaskResult
 from models.structured import structured_call
 from prompts import render
@@ -36,22 +52,6 @@ from tools.candidates import candidate
 from tools.hub import ToolSpec
 
 log = logging.getLogger(__name__)
-
-
-class PlanSketch(BaseModel):
-    """What the planner model writes: its reasoning, then the tasks."""
-
-    reasoning: str = ""
-    tasks: list[Task] = Field(default_factory=list)
-
-
-def describe_tools(candidates: list[dict[str, Any]]) -> str:
-    """One line per candidate tool for the prompt."""
-    if not candidates:
-        return '(no tools: every task must have "tool": null)'
-    return "\n".join(
-        f"- {tool['name']}({', '.join(tool.get('args', {}))}): {tool['description']}" for tool in candidates
-    )
 
 
 def fallback_plan(
@@ -196,14 +196,70 @@ def single_task_plan(query: str, tool: str | None) -> dict[str, Any]:
     )
 
 
+def _early_start(run: Run, state: SearchState, candidates: list[dict[str, Any]], version: int) -> EarlyStart:
+    """What starts tasks of the first plan while it streams (``agents/plan_stream.py``), within the
+    budgets: ``max_parallel`` at once, each with a share of the tool calls while any are left."""
+    budgets = run.settings.budgets
+    names = {tool["name"] for tool in candidates}
+    needs = needs_of(candidates)
+    share = max(budgets.max_tool_calls // budgets.max_parallel, 1)
+    calls_left = [budgets.max_tool_calls]
+    deadline = state.get("started_at", time.time()) + budgets.wall_clock_s
+
+    def accept(task: Task, earlier: set[str]) -> Task | None:
+        (task,) = _normalise_tools([task], candidates)
+        if task.tool is not None and (task.tool not in names or task.tool in needs):
+            return None  # not a candidate, or it needs an id the plan must wire first
+        if not TASK_ID_PATTERN.match(task.id) or not set(task.deps) <= earlier:
+            return None
+        return task if task.references() <= set(task.deps) else None
+
+    def start(task: Task, outputs: dict[str, str]) -> Awaitable[Update] | None:
+        granted = min(share, calls_left[0])
+        if granted <= 0:
+            return None
+        calls_left[0] -= granted
+        payload = task_payload(
+            task,
+            outputs,
+            query=state["query"],
+            today=state.get("today", ""),
+            plan_version=version,
+            tool_calls_left=granted,
+            deadline=deadline,
+        )
+        return run_task(run, payload)
+
+    return EarlyStart(start, accept, budgets.max_parallel)
+
+
+def _early_results(
+    finished: dict[str, tuple[Task, Update]], new_plan: Plan
+) -> tuple[dict[str, Any], list[TaskResult]]:
+    """The state update of the early tasks the validated plan holds unchanged, and the results of
+    those it does not (repaired away, or replaced by the fallback): discarded, their calls counted."""
+    tasks = new_plan.by_id()
+    update: dict[str, Any] = {"results": {}, "evidence": {}}
+    discarded: list[TaskResult] = []
+    for task_id, (task, outcome) in finished.items():
+        if tasks.get(task_id) == task:
+            update["results"] |= outcome["results"]
+            update["evidence"] |= outcome["evidence"]
+        else:
+            discarded.extend(outcome["results"].values())
+    return update, discarded
+
+
 async def plan(
     state: SearchState, runtime: Runtime[RunContext]
-) -> Command[Literal["dispatch", "review_plan", "writer"]]:
+) -> Command[Literal["dispatch", "review", "review_plan", "writer"]]:
     """Write the first plan, or re-plan / augment it as the Master's review directs.
 
     Every plan it publishes is a valid DAG. When not even the fallback fits the kept tasks, the
     run goes to the Writer with what exists, and the answer says that planning failed. With
-    ``review_plan`` on, the first plan goes to a person first (``agents/plan_review.py``).
+    ``review_plan`` on, the first plan goes to a person first (``agents/plan_review.py``). With
+    ``stream_plan`` on, tasks of the first plan start while it is written; their results go to
+    the Master's review with the plan.
     """
     run = await current_run(runtime)
     budgets = run.settings.budgets
@@ -296,34 +352,52 @@ async def plan(
         whole(tasks)  # the repair round also sees what joining the kept tasks would break
         return tasks
 
-    prompt = render(
-        "planner_plan",
+    prompt = plan_prompt(
         today=state.get("today", ""),
         max_tasks=room,
         strategy=assessment.get("strategy", "parallel"),
-        tools=describe_tools(candidates) + chain_hint(run, [tool["name"] for tool in candidates]),
+        candidates=candidates,
+        hint=chain_hint(run, [tool["name"] for tool in candidates]),
         context=context,
         query=query,
     )
-    result = await structured_call(
-        run.model("planner"),
-        [HumanMessage(content=prompt)],
-        PlanSketch,
-        check=check,
-        fallback=lambda errors: fallback_plan(
-            query,
-            candidates,
-            _fresh_id(taken | dropped),
-            failed_before,
-        ),
-        constrain=run.settings.role("planner").constrain_json,
-    )
+    reviewed = mode == "plan" and run.settings.review_plan
+    streamed = mode == "plan" and run.settings.stream_plan and not reviewed
+    early = _early_start(run, state, candidates, old.version + 1) if streamed else None
+    try:
+        result = await structured_call(
+            run.model("planner"),
+            [HumanMessage(content=prompt)],
+            sketch_model(room),
+            check=check,
+            fallback=lambda errors: fallback_plan(
+                query,
+                candidates,
+                _fresh_id(taken | dropped),
+                failed_before,
+            ),
+            constrain=run.settings.role("planner").constrain_json,
+            on_text=early.feed if early is not None else None,
+        )
+    except BaseException:
+        if early is not None:
+            await early.cancel()
+        raise
+    finished = await early.finish() if early is not None else {}
     try:
         new_plan = whole(result.value)
     except PlanError as exc:  # even the fallback does not fit: answer with what exists, say why
         log.warning("plan (%s) unusable: %s", mode, exc)
-        return Command(goto="writer", update={"missing": [f"a valid plan ({mode}: {exc})"]})
+        thrown = [r for _, outcome in finished.values() for r in outcome["results"].values()]
+        return Command(
+            goto="writer", update={"missing": [f"a valid plan ({mode}: {exc})"], "discarded": thrown}
+        )
     update = publish(new_plan, mode, dropped=dropped, fallback=result.fallback, errors=result.errors)
+    early_update, thrown = _early_results(finished, new_plan)
+    if early_update["results"]:  # the streamed tasks were the first wave
+        update |= early_update | {"waves": state.get("waves", 0) + 1}
+    if thrown:
+        update["discarded"] = thrown
     update["candidate_tools"] = candidates
     if mode != "plan":
         update["replans"] = state.get("replans", 0) + 1
@@ -332,5 +406,6 @@ async def plan(
     if dropped:
         update["results"] = Overwrite({tid: res for tid, res in results.items() if tid not in dropped})
         update["discarded"] = [results[tid] for tid in sorted(dropped) if tid in results]
-    reviewed = mode == "plan" and run.settings.review_plan
-    return Command(goto="review_plan" if reviewed else "dispatch", update=update)
+    if reviewed:
+        return Command(goto="review_plan", update=update)
+    return Command(goto="review" if early_update["results"] else "dispatch", update=update)

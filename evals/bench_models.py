@@ -25,7 +25,7 @@ from openai import AsyncOpenAI
 
 from agents.master import AssessmentReply as Assessment
 from agents.master import assess_prompt
-from agents.planner import PlanSketch, describe_tools
+from agents.plan_prompt import PlanSketch, plan_prompt
 from agents.writer import BRIEF
 from core.run import open_run
 from core.settings import Settings, load_settings
@@ -149,15 +149,7 @@ def role_prompts() -> dict[Role, tuple[str, type | None, int]]:
             160,
         ),
         "planner": (
-            render(
-                "planner_plan",
-                today=TODAY,
-                max_tasks=8,
-                strategy="parallel",
-                tools=describe_tools(TOOLS),
-                context="",
-                query=HAN_WU,
-            ),
+            plan_prompt(today=TODAY, max_tasks=8, strategy="parallel", candidates=TOOLS, query=HAN_WU),
             PlanSketch,
             400,
         ),

@@ -11,7 +11,7 @@ import pytest_asyncio
 from langchain_core.messages import HumanMessage
 
 from agents.master import AssessmentReply, assess_prompt, calibrate, route_for
-from agents.planner import PlanSketch, describe_tools
+from agents.plan_prompt import PlanSketch, plan_prompt
 from core.plan import validate_plan
 from core.run import Run
 from core.settings import load_settings
@@ -20,7 +20,6 @@ from models.config import LocalServerSettings
 from models.factory import build_chat_model
 from models.local_server import llama_cpp_available, running_server
 from models.structured import structured_call
-from prompts import render
 from tests.conftest import docsearch_connections, run, server_connections
 from tests.test_local_models import LLAMA_CPP_ERROR
 from tools.hub import ToolHub
@@ -83,13 +82,11 @@ async def test_master_returns_a_valid_assessment_and_routes_the_paper_examples(
 
 async def test_planner_writes_a_valid_dag_for_the_comparison(settings, hub) -> None:
     candidates = [spec.brief() for name, spec in hub.specs.items() if name.startswith("python.")]
-    prompt = render(
-        "planner_plan",
+    prompt = plan_prompt(
         today=TODAY,
         max_tasks=6,
         strategy="parallel",
-        tools=describe_tools(candidates),
-        context="",
+        candidates=candidates,
         query="Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?",
     )
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agents.master import assess_prompt
-from agents.planner import describe_tools
+from agents.plan_prompt import plan_prompt
 from prompts import render
 
 TOOLS = [
@@ -38,15 +38,7 @@ DOCUMENTS = (
 PROMPTS = {
     "master": (assess_prompt(TODAY, "(none)", QUERY, DOCUMENTS), 450),
     "planner": (
-        render(
-            "planner_plan",
-            today=TODAY,
-            max_tasks=8,
-            strategy="parallel",
-            tools=describe_tools(TOOLS),
-            context="",
-            query=QUERY,
-        ),
+        plan_prompt(today=TODAY, max_tasks=8, strategy="parallel", candidates=TOOLS, query=QUERY),
         600,
     ),
     "executor_args": (
