@@ -23,13 +23,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import ValidationError
 
-from core.plan import Task
-from core.state import TaskResult
+from agents.executor import run_task
+from agents.id_deps import needs_of
+from core.plan import TASK_ID_PATTERN, Plan, Task, task_payload
+from core.run import Run
+from core.state import SearchState, TaskResult
 
 log = logging.getLogger(__name__)
 
@@ -185,3 +189,64 @@ class EarlyStart:
         for _, job in self._launched.values():
             job.cancel()
         await asyncio.gather(*(job for _, job in self._launched.values()), return_exceptions=True)
+
+
+def early_start(
+    run: Run,
+    state: SearchState,
+    candidates: list[dict[str, Any]],
+    version: int,
+    normalise: Callable[[Task], Task],
+) -> EarlyStart:
+    """What starts tasks of the Planner's first plan while it streams, within the budgets:
+    ``max_parallel`` at once, each with a share of the tool calls while any are left.
+    ``normalise`` maps a tool written without its server prefix to the candidate's name."""
+    budgets = run.settings.budgets
+    names = {tool["name"] for tool in candidates}
+    needs = needs_of(candidates)
+    share = max(budgets.max_tool_calls // budgets.max_parallel, 1)
+    calls_left = [budgets.max_tool_calls]
+    deadline = state.get("started_at", time.time()) + budgets.wall_clock_s
+
+    def accept(task: Task, earlier: set[str]) -> Task | None:
+        task = normalise(task)
+        if task.tool is not None and (task.tool not in names or task.tool in needs):
+            return None  # not a candidate, or it needs an id the plan must wire first
+        if not TASK_ID_PATTERN.match(task.id) or not set(task.deps) <= earlier:
+            return None
+        return task if task.references() <= set(task.deps) else None
+
+    def start(task: Task, outputs: dict[str, str]) -> Awaitable[Update] | None:
+        granted = min(share, calls_left[0])
+        if granted <= 0:
+            return None
+        calls_left[0] -= granted
+        payload = task_payload(
+            task,
+            outputs,
+            query=state["query"],
+            today=state.get("today", ""),
+            plan_version=version,
+            tool_calls_left=granted,
+            deadline=deadline,
+        )
+        return run_task(run, payload)
+
+    return EarlyStart(start, accept, budgets.max_parallel)
+
+
+def early_results(
+    finished: dict[str, tuple[Task, Update]], new_plan: Plan
+) -> tuple[dict[str, Any], list[TaskResult]]:
+    """The state update of the early tasks the validated plan holds unchanged, and the results of
+    those it does not (repaired away, or replaced by the fallback): discarded, their calls counted."""
+    tasks = new_plan.by_id()
+    update: dict[str, Any] = {"results": {}, "evidence": {}}
+    discarded: list[TaskResult] = []
+    for task_id, (task, outcome) in finished.items():
+        if tasks.get(task_id) == task:
+            update["results"] |= outcome["results"]
+            update["evidence"] |= outcome["evidence"]
+        else:
+            discarded.extend(outcome["results"].values())
+    return update, discarded

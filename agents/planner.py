@@ -9,7 +9,7 @@ their results are kept) or augments the DAG with new downstream tasks.
 The first plan is streamed: its tasks start while it is still being written
 (``agents/plan_stream.py``, LLMCompiler's task fetching); the prompt lives in ``agents/plan_prompt.py``.
 
-Kept in one file (about 400 lines): the first plan, the local re-plan and the augmentation share
+Kept in one file (about 350 lines): the first plan, the local re-plan and the augmentation share
 the prompt, the validation round, the renumbering and the state update.
 """
 
@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
-from collections.abc import Awaitable, Iterable
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import networkx as nx
@@ -28,23 +27,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 from pydantic import BaseModel
 
-from agents.executor import run_task
 from agents.id_deps import needs_of, wire_id_dependencies
 from agents.plan_prompt import plan_prompt, sketch_model
-from agents.plan_stream import EarlyStart, Update
+from agents.plan_stream import early_results, early_start
 from agents.tool_history import chain_hint
 from core.events import PlanEvent, emit
-from core.plan import (
-    REF_PATTERN,
-    TASK_ID_PATTERN,
-    Plan,
-    PlanError,
-    Task,
-    current_plan,
-    task_payload,
-    validate_plan,
-)
-from core.run import Run, RunContext, current_run
+from core.plan import REF_PATTERN, Plan, PlanError, Task, current_plan, validate_plan
+from core.run import RunContext, current_run
 from core.state import PlanEntry, PlanMode, SearchState, TaskResult
 from models.structured import structured_call
 from prompts import render
@@ -196,60 +185,6 @@ def single_task_plan(query: str, tool: str | None) -> dict[str, Any]:
     )
 
 
-def _early_start(run: Run, state: SearchState, candidates: list[dict[str, Any]], version: int) -> EarlyStart:
-    """What starts tasks of the first plan while it streams (``agents/plan_stream.py``), within the
-    budgets: ``max_parallel`` at once, each with a share of the tool calls while any are left."""
-    budgets = run.settings.budgets
-    names = {tool["name"] for tool in candidates}
-    needs = needs_of(candidates)
-    share = max(budgets.max_tool_calls // budgets.max_parallel, 1)
-    calls_left = [budgets.max_tool_calls]
-    deadline = state.get("started_at", time.time()) + budgets.wall_clock_s
-
-    def accept(task: Task, earlier: set[str]) -> Task | None:
-        (task,) = _normalise_tools([task], candidates)
-        if task.tool is not None and (task.tool not in names or task.tool in needs):
-            return None  # not a candidate, or it needs an id the plan must wire first
-        if not TASK_ID_PATTERN.match(task.id) or not set(task.deps) <= earlier:
-            return None
-        return task if task.references() <= set(task.deps) else None
-
-    def start(task: Task, outputs: dict[str, str]) -> Awaitable[Update] | None:
-        granted = min(share, calls_left[0])
-        if granted <= 0:
-            return None
-        calls_left[0] -= granted
-        payload = task_payload(
-            task,
-            outputs,
-            query=state["query"],
-            today=state.get("today", ""),
-            plan_version=version,
-            tool_calls_left=granted,
-            deadline=deadline,
-        )
-        return run_task(run, payload)
-
-    return EarlyStart(start, accept, budgets.max_parallel)
-
-
-def _early_results(
-    finished: dict[str, tuple[Task, Update]], new_plan: Plan
-) -> tuple[dict[str, Any], list[TaskResult]]:
-    """The state update of the early tasks the validated plan holds unchanged, and the results of
-    those it does not (repaired away, or replaced by the fallback): discarded, their calls counted."""
-    tasks = new_plan.by_id()
-    update: dict[str, Any] = {"results": {}, "evidence": {}}
-    discarded: list[TaskResult] = []
-    for task_id, (task, outcome) in finished.items():
-        if tasks.get(task_id) == task:
-            update["results"] |= outcome["results"]
-            update["evidence"] |= outcome["evidence"]
-        else:
-            discarded.extend(outcome["results"].values())
-    return update, discarded
-
-
 async def plan(
     state: SearchState, runtime: Runtime[RunContext]
 ) -> Command[Literal["dispatch", "review", "review_plan", "writer"]]:
@@ -363,7 +298,13 @@ async def plan(
     )
     reviewed = mode == "plan" and run.settings.review_plan
     streamed = mode == "plan" and run.settings.stream_plan and not reviewed
-    early = _early_start(run, state, candidates, old.version + 1) if streamed else None
+    early = (
+        early_start(
+            run, state, candidates, old.version + 1, lambda task: _normalise_tools([task], candidates)[0]
+        )
+        if streamed
+        else None
+    )
     try:
         result = await structured_call(
             run.model("planner"),
@@ -393,7 +334,7 @@ async def plan(
             goto="writer", update={"missing": [f"a valid plan ({mode}: {exc})"], "discarded": thrown}
         )
     update = publish(new_plan, mode, dropped=dropped, fallback=result.fallback, errors=result.errors)
-    early_update, thrown = _early_results(finished, new_plan)
+    early_update, thrown = early_results(finished, new_plan)
     if early_update["results"]:  # the streamed tasks were the first wave
         update |= early_update | {"waves": state.get("waves", 0) + 1}
     if thrown:

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-ROOMS = ("app", "evals", "graph", "agents", "core", "tools", "models", "distill")
+ROOMS = ("app", "evals", "bench", "graph", "agents", "core", "tools", "models", "distill")
 
 
 def table_rows() -> dict[str, str]:
