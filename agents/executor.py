@@ -246,7 +246,15 @@ async def run_model_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutc
 
 async def execute_task(payload: TaskPayload, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Run one task of the plan (one ``Send`` branch) and report its result and evidence."""
-    run = await current_run(runtime)
+    return await run_task(await current_run(runtime), payload)
+
+
+async def run_task(run: Run, payload: TaskPayload) -> dict[str, Any]:
+    """Run one task and return the state update of its result and evidence.
+
+    The body of an ``execute_task`` branch, also used for a task the Planner starts while its plan
+    is still streaming (``agents/plan_stream.py``).
+    """
     task = Task.model_validate(payload["task"])
     started = time.time()
     emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=task.tool, at=started))

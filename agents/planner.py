@@ -6,7 +6,10 @@ with the validator's errors, then a rule-based single-task fallback. Under the M
 it re-plans locally (the failed tasks and their descendants are replaced; completed tasks and
 their results are kept) or augments the DAG with new downstream tasks.
 
-Kept in one file (about 300 lines): the first plan, the local re-plan and the augmentation share
+The first plan is streamed: its tasks start while it is still being written
+(``agents/plan_stream.py``, LLMCompiler's task fetching); the prompt lives in ``agents/plan_prompt.py``.
+
+Kept in one file (about 350 lines): the first plan, the local re-plan and the augmentation share
 the prompt, the validation round, the renumbering and the state update.
 """
 
@@ -22,9 +25,11 @@ import networkx as nx
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from agents.id_deps import needs_of, wire_id_dependencies
+from agents.plan_prompt import plan_prompt, sketch_model
+from agents.plan_stream import early_results, early_start
 from agents.tool_history import chain_hint
 from core.events import PlanEvent, emit
 from core.plan import REF_PATTERN, Plan, PlanError, Task, current_plan, validate_plan
@@ -36,22 +41,6 @@ from tools.candidates import candidate
 from tools.hub import ToolSpec
 
 log = logging.getLogger(__name__)
-
-
-class PlanSketch(BaseModel):
-    """What the planner model writes: its reasoning, then the tasks."""
-
-    reasoning: str = ""
-    tasks: list[Task] = Field(default_factory=list)
-
-
-def describe_tools(candidates: list[dict[str, Any]]) -> str:
-    """One line per candidate tool for the prompt."""
-    if not candidates:
-        return '(no tools: every task must have "tool": null)'
-    return "\n".join(
-        f"- {tool['name']}({', '.join(tool.get('args', {}))}): {tool['description']}" for tool in candidates
-    )
 
 
 def fallback_plan(
@@ -198,12 +187,14 @@ def single_task_plan(query: str, tool: str | None) -> dict[str, Any]:
 
 async def plan(
     state: SearchState, runtime: Runtime[RunContext]
-) -> Command[Literal["dispatch", "review_plan", "writer"]]:
+) -> Command[Literal["dispatch", "review", "review_plan", "writer"]]:
     """Write the first plan, or re-plan / augment it as the Master's review directs.
 
     Every plan it publishes is a valid DAG. When not even the fallback fits the kept tasks, the
     run goes to the Writer with what exists, and the answer says that planning failed. With
-    ``review_plan`` on, the first plan goes to a person first (``agents/plan_review.py``).
+    ``review_plan`` on, the first plan goes to a person first (``agents/plan_review.py``). With
+    ``stream_plan`` on, tasks of the first plan start while it is written; their results go to
+    the Master's review with the plan.
     """
     run = await current_run(runtime)
     budgets = run.settings.budgets
@@ -296,34 +287,58 @@ async def plan(
         whole(tasks)  # the repair round also sees what joining the kept tasks would break
         return tasks
 
-    prompt = render(
-        "planner_plan",
+    prompt = plan_prompt(
         today=state.get("today", ""),
         max_tasks=room,
         strategy=assessment.get("strategy", "parallel"),
-        tools=describe_tools(candidates) + chain_hint(run, [tool["name"] for tool in candidates]),
+        candidates=candidates,
+        hint=chain_hint(run, [tool["name"] for tool in candidates]),
         context=context,
         query=query,
     )
-    result = await structured_call(
-        run.model("planner"),
-        [HumanMessage(content=prompt)],
-        PlanSketch,
-        check=check,
-        fallback=lambda errors: fallback_plan(
-            query,
-            candidates,
-            _fresh_id(taken | dropped),
-            failed_before,
-        ),
-        constrain=run.settings.role("planner").constrain_json,
+    reviewed = mode == "plan" and run.settings.review_plan
+    streamed = mode == "plan" and run.settings.stream_plan and not reviewed
+    early = (
+        early_start(
+            run, state, candidates, old.version + 1, lambda task: _normalise_tools([task], candidates)[0]
+        )
+        if streamed
+        else None
     )
+    try:
+        result = await structured_call(
+            run.model("planner"),
+            [HumanMessage(content=prompt)],
+            sketch_model(room),
+            check=check,
+            fallback=lambda errors: fallback_plan(
+                query,
+                candidates,
+                _fresh_id(taken | dropped),
+                failed_before,
+            ),
+            constrain=run.settings.role("planner").constrain_json,
+            on_text=early.feed if early is not None else None,
+        )
+    except BaseException:
+        if early is not None:
+            await early.cancel()
+        raise
+    finished = await early.finish() if early is not None else {}
     try:
         new_plan = whole(result.value)
     except PlanError as exc:  # even the fallback does not fit: answer with what exists, say why
         log.warning("plan (%s) unusable: %s", mode, exc)
-        return Command(goto="writer", update={"missing": [f"a valid plan ({mode}: {exc})"]})
+        thrown = [r for _, outcome in finished.values() for r in outcome["results"].values()]
+        return Command(
+            goto="writer", update={"missing": [f"a valid plan ({mode}: {exc})"], "discarded": thrown}
+        )
     update = publish(new_plan, mode, dropped=dropped, fallback=result.fallback, errors=result.errors)
+    early_update, thrown = early_results(finished, new_plan)
+    if early_update["results"]:  # the streamed tasks were the first wave
+        update |= early_update | {"waves": state.get("waves", 0) + 1}
+    if thrown:
+        update["discarded"] = thrown
     update["candidate_tools"] = candidates
     if mode != "plan":
         update["replans"] = state.get("replans", 0) + 1
@@ -332,5 +347,6 @@ async def plan(
     if dropped:
         update["results"] = Overwrite({tid: res for tid, res in results.items() if tid not in dropped})
         update["discarded"] = [results[tid] for tid in sorted(dropped) if tid in results]
-    reviewed = mode == "plan" and run.settings.review_plan
-    return Command(goto="review_plan" if reviewed else "dispatch", update=update)
+    if reviewed:
+        return Command(goto="review_plan", update=update)
+    return Command(goto="review" if early_update["results"] else "dispatch", update=update)

@@ -1,4 +1,4 @@
-"""``aisearch bench models|search|index|soak|faults|page|cache``: run a benchmark of ``bench/`` and write its report.
+"""``aisearch bench models|search|index|soak|faults|page|cache|dag``: run a benchmark of ``bench/`` and write its report.
 
 ``register(subparsers)`` adds the ``bench`` group to the main parser (``app/cli.py``). Reports go to
 ``results/bench-<name>-<date>.{json,md}`` (``evals/run_dirs.py``) and the Markdown is printed.
@@ -146,9 +146,57 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return 0 if report["false_hits"] == 0 else 1
 
 
+def cmd_dag(args: argparse.Namespace) -> int:
+    """The same plan run wave-parallel and one task at a time, on HotpotQA comparisons."""
+    from bench import dag
+    from core.settings import load_settings
+
+    if args.n is not None and args.n < 1:
+        raise ValueError(f"--n must be at least 1, got {args.n}")
+    if args.parallel is not None and args.parallel < 2:
+        raise ValueError(f"--parallel must be at least 2 (the sequential mode runs 1), got {args.parallel}")
+    data = Path(args.data).expanduser() if args.data else dag.DATA
+    report = asyncio.run(
+        dag.run(
+            load_settings(args.config),
+            n=args.n,
+            data=data,
+            corpus=Path(args.corpus) if args.corpus else data.with_name("corpus.jsonl"),
+            collection=args.collection,
+            parallel_cap=args.parallel,
+        )
+    )
+    if args.json:
+        save_report(report, "dag", dag.markdown)
+        summary = {key: value for key, value in report.items() if key != "questions"}
+        print(json.dumps(summary))  # noqa: T201 - the command's output (one JSON object)
+    else:
+        write_report(report, "dag", dag.markdown)
+    return 0
+
+
+def _guard_dag(args: argparse.Namespace) -> int:
+    """``cmd_dag`` with a bad question file, corpus or configuration reported in one line."""
+    from app.commands import guarded
+    from evals.qa_data import DatasetError
+    from models.config import ConfigError
+    from models.factory import ModelUnavailableError
+    from models.local_server import LocalServerError
+
+    errors = (
+        DatasetError,
+        ConfigError,
+        FileNotFoundError,
+        ValueError,
+        ModelUnavailableError,
+        LocalServerError,
+    )
+    return guarded(cmd_dag, errors, code=2)(args)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``aisearch bench`` commands: ``models``, ``search``, ``index``, ``soak``, ``faults``, ``page``
-    and ``cache``."""
+    ``cache`` and ``dag``."""
     bench = subparsers.add_parser("bench", help="benchmarks")
     sub = bench.add_subparsers(dest="bench_command", required=True)
     models = sub.add_parser("models", help="local model speed per role and end to end")
@@ -204,3 +252,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     cache.add_argument("--seed", type=int, default=0, help="seed of the stream's order")
     cache.set_defaults(func=cmd_cache)
+
+
+    dag = sub.add_parser(
+        "dag", help="the same plan run wave-parallel and one task at a time (HotpotQA comparisons)"
+    )
+    dag.add_argument("--n", type=int, default=20, help="questions (the first N parallelisable comparisons)")
+    dag.add_argument(
+        "--json", action="store_true", help="print one JSON object (the report without its rows)"
+    )
+    dag.add_argument(
+        "--data", help="HotpotQA-format questions JSONL (default ../shared/data/hotpotqa/dev.jsonl)"
+    )
+    dag.add_argument(
+        "--corpus", help="corpus JSONL (title, text) to search (default: corpus.jsonl beside --data)"
+    )
+    dag.add_argument("--collection", default="hotpotqa", help="collection for the corpus (default hotpotqa)")
+    dag.add_argument(
+        "--parallel", type=int, help="tasks at once in the parallel mode (default: max_parallel)"
+    )
+    dag.set_defaults(func=_guard_dag)

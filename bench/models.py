@@ -22,7 +22,7 @@ import numpy as np
 from openai import AsyncOpenAI
 
 from agents.master import AssessmentReply as Assessment
-from agents.planner import PlanSketch
+from agents.plan_prompt import PlanSketch
 from bench.machine import machine_line
 from bench.role_prompts import QUERY, TOOLS, executor_args_prompt, typical_prompts
 from bench.timed_run import timed_run

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from agents.master import assess_prompt
-from agents.planner import describe_tools
+from agents.plan_prompt import plan_prompt
 from agents.writer import BRIEF
 from prompts import render
 
@@ -66,15 +66,7 @@ def typical_prompts() -> dict[str, str]:
     """``step -> prompt``: the Master's assessment, the plan, the executor's steps and the answer."""
     return {
         "master": assess_prompt(TODAY, "(none)", QUERY, DOCUMENTS),
-        "planner": render(
-            "planner_plan",
-            today=TODAY,
-            max_tasks=8,
-            strategy="parallel",
-            tools=describe_tools(TOOLS),
-            context="",
-            query=QUERY,
-        ),
+        "planner": plan_prompt(today=TODAY, max_tasks=8, strategy="parallel", candidates=TOOLS, query=QUERY),
         "executor_args": executor_args_prompt(ARITHMETIC, TOOLS[0]),
         "executor_subqueries": render(
             "executor_subqueries", goal="How do I pretty-print JSON?", inputs="", previous=""

@@ -21,7 +21,7 @@ from typing import Any
 import networkx as nx
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from core.state import TaskResult
+from core.state import TaskPayload, TaskResult
 
 REF_PATTERN = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)(?:\.([\w.-]+))?\s*\}\}")
 TASK_ID_PATTERN = re.compile(r"^[A-Za-z_][\w-]{0,31}$")
@@ -219,3 +219,30 @@ def substitute(value: Any, outputs: Mapping[str, Any]) -> Any:
 def ready_tasks(plan: Plan, done: set[str], started: set[str]) -> list[Task]:
     """Tasks not yet started whose dependencies have all completed successfully."""
     return [task for task in plan.tasks if task.id not in started and all(dep in done for dep in task.deps)]
+
+
+def task_payload(
+    task: Task,
+    outputs: Mapping[str, Any],
+    *,
+    query: str,
+    today: str,
+    plan_version: int,
+    tool_calls_left: int,
+    deadline: float,
+) -> TaskPayload:
+    """The narrow input of one task's run: its parents' outputs filled into its arguments.
+
+    Built the same way for a task the dispatcher sends as a ``Send`` branch and for one the
+    Planner starts while its plan is still streaming (``agents/plan_stream.py``).
+    """
+    filled = task.model_copy(update={"args": substitute(task.args, outputs)})
+    return TaskPayload(
+        task=filled.model_dump(),  # type: ignore[typeddict-item]
+        parent_outputs={dep: outputs[dep] for dep in task.deps if dep in outputs},
+        query=query,
+        today=today,
+        plan_version=plan_version,
+        tool_calls_left=tool_calls_left,
+        deadline=deadline,
+    )

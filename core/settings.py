@@ -29,9 +29,10 @@ and the model part are read by ``models/config.py`` (the floor below); this modu
     document_probe_floor = 0.3        # below it, a factual question may be answered from memory
     writer_source_chars = 2800        # the Writer's sources cut to what matters (0: whole passages)
     routing = "cheap"
+    stream_plan = true                # tasks of the first plan start while it is written
 
 Environment: ``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_TOOL_CATALOGS`` (paths joined by
-``:``), ``AISEARCH_ROUTING``, ``AISEARCH_TOOL_SYNTHETIC_QUERIES`` (1 retrieves over the synthetic queries), ``AISEARCH_BUDGET_<NAME>`` (for example ``AISEARCH_BUDGET_MAX_REPLANS=1``), ``AISEARCH_DOCS_SERVER`` (0 turns the long-lived document server
+``:``), ``AISEARCH_ROUTING``, ``AISEARCH_STREAM_PLAN`` (0 writes the whole plan first), ``AISEARCH_TOOL_SYNTHETIC_QUERIES`` (1 retrieves over the synthetic queries), ``AISEARCH_BUDGET_<NAME>`` (for example ``AISEARCH_BUDGET_MAX_REPLANS=1``), ``AISEARCH_DOCS_SERVER`` (0 turns the long-lived document server
 off), ``AISEARCH_DOCS_SERVER_IDLE_MINUTES``, ``AISEARCH_CACHE_<KEY>`` (for example
 ``AISEARCH_CACHE_ANSWERS=0``), and the model variables of ``models/config.py``.
 """
@@ -64,7 +65,7 @@ class Budgets(BaseModel):
     max_hops: int = Field(default=2, ge=1)
     max_chain_hops: int = Field(default=4, ge=2)  # questions of a hop chain (MuSiQue asks up to 4)
     search_k: int = Field(default=5, ge=1, le=20)
-    max_parallel: int = Field(default=4, ge=1)
+    max_parallel: int = Field(default=4, ge=1)  # tasks running at once; 1: strictly one at a time
     tool_timeout_s: float = Field(default=30.0, gt=0)
     tool_retries: int = Field(default=1, ge=0)  # same-tool retries of a call that errored (not timed out)
     tool_backups: int = Field(default=2, ge=0)  # toolkit peers tried after a failed call; 0 turns backups off
@@ -133,6 +134,10 @@ class Settings(ModelSettings):
     # who decides the route: "cheap" (rules, the document probe and the route classifier; the
     # Master's LLM only for what they leave open) or "llm" (the Master's LLM for every query)
     routing: Literal["cheap", "llm"] = "cheap"
+    # the Planner's first plan is streamed and a task starts as soon as its line is written and its
+    # dependencies are met (LLMCompiler's task fetching, agents/plan_stream.py); false: the whole
+    # plan first, then its waves
+    stream_plan: bool = True
     # human in the loop (core/human.py), set per run only (``ask --interactive``/``--review-plan``,
     # the HTTP config), never from the file or the environment: evals and scripts never stop
     # clarify: the Master may pause the run to ask what an ambiguous question means
@@ -243,11 +248,14 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
         "document_probe_similarity",
         "document_probe_floor",
         "routing",
+        "stream_plan",
     ):
         if key in data:
             values[key] = data[key]
     if env.get("AISEARCH_ROUTING"):
         values["routing"] = env["AISEARCH_ROUTING"]
+    if env.get("AISEARCH_STREAM_PLAN"):
+        values["stream_plan"] = env["AISEARCH_STREAM_PLAN"].strip()  # 0/1, true/false
     if env.get("AISEARCH_TOOL_SYNTHETIC_QUERIES"):
         values["tool_synthetic_queries"] = env["AISEARCH_TOOL_SYNTHETIC_QUERIES"].strip()  # 0/1, true/false
     try:

@@ -1,4 +1,9 @@
-"""Dispatch: every ready task of the plan becomes its own ``Send`` branch (the DAG scheduler)."""
+"""Dispatch: every ready task of the plan becomes its own ``Send`` branch (the DAG scheduler).
+
+``budgets.max_parallel`` caps the tasks sent at once. With ``max_parallel = 1`` the plan runs
+strictly one task at a time (each wave is a single task): the sequential baseline that
+``aisearch bench dag`` measures the wave-parallel schedule against.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,9 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from core.plan import Plan, current_plan, substitute
+from core.plan import Plan, current_plan, task_payload
 from core.run import RunContext, current_run
-from core.state import SearchState, TaskPayload, tool_calls_used
+from core.state import SearchState, tool_calls_used
 
 
 async def dispatch(
@@ -29,17 +34,20 @@ async def dispatch(
         return Command(goto="writer", update={"missing": ["no task could be scheduled"]})
     outputs = {tid: r["output"] for tid, r in results.items()}
     calls_left = max(budgets.max_tool_calls - tool_calls_used(state), 0)
-    sends = []
-    for task in wave:
-        filled = task.model_copy(update={"args": substitute(task.args, outputs)})
-        payload = TaskPayload(
-            task=filled.model_dump(),
-            parent_outputs={dep: outputs[dep] for dep in task.deps if dep in outputs},
-            query=state["query"],
-            today=state.get("today", ""),
-            plan_version=plan.version,
-            tool_calls_left=max(calls_left // len(wave), 1) if calls_left else 0,
-            deadline=state.get("started_at", time.time()) + budgets.wall_clock_s,
+    deadline = state.get("started_at", time.time()) + budgets.wall_clock_s
+    sends = [
+        Send(
+            "execute_task",
+            task_payload(
+                task,
+                outputs,
+                query=state["query"],
+                today=state.get("today", ""),
+                plan_version=plan.version,
+                tool_calls_left=max(calls_left // len(wave), 1) if calls_left else 0,
+                deadline=deadline,
+            ),
         )
-        sends.append(Send("execute_task", payload))
+        for task in wave
+    ]
     return Command(goto=sends, update={"waves": state.get("waves", 0) + 1})

@@ -27,6 +27,7 @@ from typing import Any, Generic, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from models.errors import MODEL_ERRORS, describe_model_error
@@ -154,6 +155,7 @@ async def structured_call(
     fallback: Callable[[list[str]], T] | None = None,
     constrain: bool = True,
     repair: bool = True,
+    on_text: Callable[[int, str], None] | None = None,
 ) -> StructuredResult[T]:
     """Ask ``model`` for a ``schema`` object; parse → repair → fallback.
 
@@ -167,6 +169,8 @@ async def structured_call(
             without it the errors are raised.
         constrain: Ask the endpoint for schema-constrained decoding.
         repair: Allow one repair round.
+        on_text: With it, each reply is streamed and ``on_text(attempt, text_so_far)`` is called
+            after every chunk (the Planner starts tasks of a plan still being written).
 
     Raises:
         StructuredOutputError: When both attempts fail and there is no fallback.
@@ -182,7 +186,10 @@ async def structured_call(
     rounds = 2 if repair else 1
     for attempt in range(1, rounds + 1):
         try:
-            reply = await runnable.ainvoke(history)
+            if on_text is None:
+                raw = message_text(await runnable.ainvoke(history))
+            else:
+                raw = await _streamed_text(runnable, history, lambda text, n=attempt: on_text(n, text))
         except MODEL_ERRORS as exc:
             problem = describe_model_error(exc)
             log.warning("structured call for %s: %s", schema.__name__, problem)
@@ -192,7 +199,6 @@ async def structured_call(
             return StructuredResult(
                 value=fallback(errors), raw=raw, attempts=attempt, errors=errors, fallback=True
             )
-        raw = message_text(reply)
         try:
             parsed = schema.model_validate(extract_json(raw))
             value = check(parsed) if check else parsed
@@ -214,6 +220,19 @@ async def structured_call(
     if fallback is None:
         raise StructuredOutputError(f"{schema.__name__}: {'; '.join(errors)}")
     return StructuredResult(value=fallback(errors), raw=raw, attempts=rounds, errors=errors, fallback=True)
+
+
+async def _streamed_text(
+    runnable: Runnable[Any, BaseMessage], messages: list[BaseMessage], on_text: Callable[[str], None]
+) -> str:
+    """The reply's text, streamed: ``on_text`` sees the text so far after every chunk."""
+    text = ""
+    async for chunk in runnable.astream(messages):
+        piece = message_text(chunk)
+        if piece:
+            text += piece
+            on_text(text)
+    return text
 
 
 def _describe(exc: Exception) -> str:

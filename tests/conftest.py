@@ -85,6 +85,23 @@ def facts_connection(**env: str) -> dict[str, Any]:
     }
 
 
+def sleepy_connections() -> dict[str, dict[str, Any]]:
+    """The bundled python server and the sleepy test server (lookups that take time), over stdio."""
+    sleepy = {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [str(REPO / "tests" / "servers" / "sleepy_server.py")],
+    }
+    return {"python": bundled_connections()["python"], "sleepy": sleepy}
+
+
+@pytest.fixture
+async def sleepy_hub() -> AsyncIterator[ToolHub]:
+    """A hub over :func:`sleepy_connections`: real stdio subprocesses."""
+    async with ToolHub.open(sleepy_connections()) as opened:
+        yield opened
+
+
 def server_connections(with_facts: bool = True, **facts_env: str) -> dict[str, dict[str, Any]]:
     """Bundled servers (clock time fixed) plus, optionally, the facts server."""
     connections = bundled_connections()

@@ -11,7 +11,7 @@ import pytest_asyncio
 from langchain_core.messages import HumanMessage
 
 from agents.master import AssessmentReply, assess_prompt, calibrate, route_for
-from agents.planner import PlanSketch, describe_tools
+from agents.plan_prompt import PlanSketch, plan_prompt
 from core.plan import validate_plan
 from core.run import Run
 from core.settings import load_settings
@@ -21,8 +21,8 @@ from models.factory import build_chat_model
 from models.local_server import llama_cpp_available, running_server
 from models.model_parts import REGISTRY
 from models.structured import structured_call
-from prompts import render
-from tests.conftest import docsearch_connections, run, server_connections
+from tests.conftest import Team, docsearch_connections, run, server_connections
+from tests.support.fakes import MASTER, PLANNER, WRITER, assessment
 from tests.test_local_models import LLAMA_CPP_ERROR
 from tools.hub import ToolHub
 from tools.index.first_run import ensure_default_collection
@@ -84,13 +84,11 @@ async def test_master_returns_a_valid_assessment_and_routes_the_paper_examples(
 
 async def test_planner_writes_a_valid_dag_for_the_comparison(settings, hub) -> None:
     candidates = [spec.brief() for name, spec in hub.specs.items() if name.startswith("python.")]
-    prompt = render(
-        "planner_plan",
+    prompt = plan_prompt(
         today=TODAY,
         max_tasks=6,
         strategy="parallel",
-        tools=describe_tools(candidates),
-        context="",
+        candidates=candidates,
         query="Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?",
     )
 
@@ -170,3 +168,51 @@ async def test_a_standard_library_question_is_searched_and_answered_with_citatio
         "citations point at real passages"
     )
     assert any(c["title"] == "json" for c in citations)
+
+
+@pytest.mark.parametrize("max_parallel", [4, 1])
+async def test_two_model_tasks_are_in_flight_at_once_only_in_the_parallel_mode(
+    settings, hub, max_parallel
+) -> None:
+    """Two tool-free tasks, each one call of the real executor model: a wave sends both calls to the
+    server at once, ``max_parallel = 1`` one after the other. Whether the server then computes them
+    at once is the server's business (llama-cpp-python answers one request at a time)."""
+    team = Team()
+    query = "What are the capitals of France and of Japan?"
+    team["master"].on(MASTER, assessment("complex", "parallel", resolved=query))
+    team["planner"].on(
+        PLANNER,
+        {
+            "reasoning": "Two independent facts.",
+            "tasks": [
+                {
+                    "id": "t1",
+                    "goal": "The capital of France",
+                    "tool": None,
+                    "args": {},
+                    "deps": [],
+                    "returns": "a city",
+                },
+                {
+                    "id": "t2",
+                    "goal": "The capital of Japan",
+                    "tool": None,
+                    "args": {},
+                    "deps": [],
+                    "returns": "a city",
+                },
+            ],
+        },
+    )
+    team["writer"].on(WRITER, "Paris and Tokyo [1][2].")
+    budgets = settings.budgets.model_copy(update={"max_parallel": max_parallel, "max_replans": 0})
+    local = settings.model_copy(update={"routing": "llm", "budgets": budgets})
+    executor = build_chat_model("executor", settings)
+    resources = Run(local, lambda role: executor if role == "executor" else team[role], hub)
+
+    state, _, _ = await run(resources, query)
+
+    t1, t2 = state["results"]["t1"], state["results"]["t2"]
+    assert "failed" not in (t1["status"], t2["status"]), (t1["error"], t2["error"])
+    in_flight_together = t1["started_at"] < t2["finished_at"] and t2["started_at"] < t1["finished_at"]
+    assert in_flight_together is (max_parallel > 1)

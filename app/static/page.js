@@ -165,9 +165,15 @@ class RunView {
       const items = el("ul", { class: "tasks" });
       for (const id of wave) {
         const task = tasks.get(id) || { id, goal: "", tool: null };
-        const status = el("span", { class: "task-status waiting" }, "waiting");
+        const early = this.tasks.get(id)?.early ? this.tasks.get(id) : null; // started while the plan streamed
+        const status = early ? early.status : el("span", { class: "task-status waiting" }, "waiting");
         const item = el("li", { class: "task" }, status, " ", el("strong", {}, task.id), `: ${task.goal} `,
           el("span", { class: "tool" }, `(${task.tool || "model"})`));
+        if (early) {
+          const output = early.item.querySelector(".output");
+          if (output) item.append(output);
+          early.item.remove();
+        }
         this.tasks.set(id, { item, status, tool: task.tool });
         items.append(item);
       }
@@ -182,7 +188,7 @@ class RunView {
       const status = el("span", { class: "task-status waiting" }, "waiting");
       const item = this.line("", "task");
       item.append(status, " ", el("strong", {}, id));
-      this.tasks.set(id, { item, status });
+      this.tasks.set(id, { item, status, early: true });
     }
     return this.tasks.get(id);
   }

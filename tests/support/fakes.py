@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field
 
 Reply = str | dict[str, Any] | Callable[[str], str | dict[str, Any]]
@@ -92,6 +92,28 @@ class ScriptedChatModel(BaseChatModel):
         text = self._reply(messages)
         self.calls.append(Call(str(messages[-1].content), text, started, time.time()))
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+class StreamingScriptedChatModel(ScriptedChatModel):
+    """A scripted model that streams its reply ``chunk_chars`` characters at a time, one chunk every
+    ``chunk_delay_s`` (a Planner writing its plan slowly). A call's ``finished`` is its last chunk."""
+
+    chunk_chars: int = 8
+    chunk_delay_s: float = 0.02
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        started = time.time()
+        text = self._reply(messages)
+        for start in range(0, len(text), self.chunk_chars):
+            await asyncio.sleep(self.chunk_delay_s)
+            yield ChatGenerationChunk(message=AIMessageChunk(content=text[start : start + self.chunk_chars]))
+        self.calls.append(Call(str(messages[-1].content), text, started, time.time()))
 
 
 DECOMPOSE = "You split a question into simple questions"

@@ -1,0 +1,326 @@
+"""``aisearch bench dag``: the same plan executed wave-parallel and strictly one task at a time
+(TURA Table 6: DAG execution against sequential execution on parallelisable queries).
+
+Questions: the HotpotQA dev comparisons whose entities ``agents.compare.comparison_of`` names (two
+or three): a lookup per entity depends on no other, so their plan can run in parallel.
+
+Each question goes through the real graph over the pooled corpus:
+
+1. the Master reads it, and the bench puts it on the Planner route whatever the Master chose (the
+   Master's update is replaced by ``Command(goto="select_tools")`` with ``route = "planner"``);
+2. tool selection and the Planner write the plan (not streamed: no task may start before the
+   fork), and the run stops before ``dispatch``;
+3. from that checkpoint the run is resumed twice, a fork each time, so both see the same state and
+   the same plan: once with ``budgets.max_parallel`` at the parallel cap (ready tasks go out as
+   ``Send`` branches, a wave at a time), once with ``max_parallel = 1`` (one task at a time). The
+   order alternates between questions: the model server's prompt cache favours the second run.
+
+Per run: the **execution phase** is the wall time from the resume to the end of the last task
+(dispatches, tasks, reviews and any re-plan); **end to end** is the shared prefix (Master, tool
+selection, plan) plus the whole resumed run, the Writer included; **success** is the exact match
+of the short answer (``evals.metrics.exact_match``); the **critical path** is the longest chain of
+the executed plan's DAG, each task weighted by its duration in that run. **Scheduling
+efficiency** = critical path / execution phase of the parallel run (1.0: the waves cost nothing
+beyond their slowest chain); ``uncontended_efficiency`` weighs the chain with the sequential run's
+durations instead, so that tasks slowed down by running at once (one model server) count as loss.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from agents.compare import comparison_of
+from bench.machine import machine_line
+from core.plan import Plan
+from core.run import Run, RunContext
+from core.settings import Settings
+from evals.metrics import exact_match
+from evals.qa_data import read_jsonl
+from evals.stats import percentile
+from graph.builder import build_graph
+
+log = logging.getLogger(__name__)
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO.parent / "shared" / "data" / "hotpotqa" / "dev.jsonl"
+CORPUS = DATA.with_name("corpus.jsonl")
+MODES = ("parallel", "sequential")
+
+
+def parallelisable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The comparison questions whose entities the comparison rules name (a lookup each)."""
+    return [row for row in rows if row.get("type") == "comparison" and comparison_of(row["question"])]
+
+
+def load_questions(path: Path, n: int | None) -> list[dict[str, Any]]:
+    """The first ``n`` parallelisable questions of a HotpotQA-format file."""
+    questions = parallelisable(read_jsonl(path))
+    if not questions:
+        raise ValueError(f"{path} holds no comparison question whose entities can be named")
+    return questions[:n] if n is not None else questions
+
+
+def mode_settings(settings: Settings, max_parallel: int) -> Settings:
+    """The settings of one execution mode: the same budgets but ``max_parallel``, the plan not
+    streamed, and room for a wave per task (one at a time takes as many waves as tasks)."""
+    budgets = settings.budgets
+    waves = max(budgets.max_waves, budgets.max_tasks * (budgets.max_replans + 1))
+    bounded = budgets.model_copy(update={"max_parallel": max_parallel, "max_waves": waves})
+    return settings.model_copy(update={"budgets": bounded, "stream_plan": False})
+
+
+def mode_runs(run: Run, parallel_cap: int) -> dict[str, Run]:
+    """The open run twice, as the two modes (same models, tools and caches; other settings)."""
+    return {
+        "parallel": dataclasses.replace(run, settings=mode_settings(run.settings, parallel_cap)),
+        "sequential": dataclasses.replace(run, settings=mode_settings(run.settings, 1)),
+    }
+
+
+def critical_path(plan: dict[str, Any], results: dict[str, Any]) -> float:
+    """Seconds along the longest chain of the plan's DAG, each task weighted by its duration
+    (a task that did not run weighs nothing)."""
+    dag = Plan.model_validate(plan)
+    finish: dict[str, float] = {}
+    for layer in dag.waves():
+        for task_id in layer:
+            result = results.get(task_id)
+            seconds = result["finished_at"] - result["started_at"] if result else 0.0
+            parents = [finish[dep] for dep in dag.by_id()[task_id].deps if dep in finish]
+            finish[task_id] = seconds + max(parents, default=0.0)
+    return max(finish.values(), default=0.0)
+
+
+def overlapping_pairs(results: dict[str, Any]) -> int:
+    """How many pairs of tasks ran at the same time."""
+    spans = sorted((r["started_at"], r["finished_at"]) for r in results.values())
+    return sum(1 for i, (_, end) in enumerate(spans) for start, _ in spans[i + 1 :] if start < end)
+
+
+async def plan_once(
+    graph: CompiledStateGraph, run: Run, question: str, thread: str
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Master, tool selection and plan, stopped before ``dispatch``: the fork's config (None when
+    no plan came out) and the prefix's timings, route and plan."""
+    config: dict[str, Any] = {"configurable": {"thread_id": thread}}
+    context = RunContext(run=run)
+    started = time.perf_counter()
+    await graph.ainvoke({"query": question}, config, context=context, interrupt_after=["master"])
+    routed = (await graph.aget_state(config)).values.get("route")
+    await graph.aupdate_state(
+        config, Command(goto="select_tools", update={"route": "planner"}), as_node="master"
+    )
+    seen: dict[str, float] = {}
+    async for chunk in graph.astream(
+        None, config, context=context, interrupt_before=["dispatch"], stream_mode="updates"
+    ):
+        seen.update(dict.fromkeys(chunk, time.perf_counter()))
+    snapshot = await graph.aget_state(config)
+    plan = snapshot.values.get("plan") or {"tasks": []}
+    info = {
+        "master_route": routed,
+        "prefix_s": round(time.perf_counter() - started, 3),
+        "plan_s": round(seen["plan"] - seen["select_tools"], 3)
+        if {"plan", "select_tools"} <= set(seen)
+        else None,
+        "tasks": len(plan["tasks"]),
+        "waves": Plan.model_validate(plan).waves() if plan["tasks"] else [],
+        "plan": plan,
+    }
+    return (snapshot.config if snapshot.next == ("dispatch",) else None), info
+
+
+async def execute(graph: CompiledStateGraph, run: Run, fork: dict[str, Any], gold: str) -> dict[str, Any]:
+    """Resume the run from the fork point with ``run``'s settings; the mode's measurements."""
+    started = time.time()
+    final = await graph.ainvoke(None, fork, context=RunContext(run=run))
+    ended = time.time()
+    results = final.get("results") or {}
+    last = max((r["finished_at"] for r in results.values()), default=started)
+    short = (final.get("answer") or {}).get("short", "")
+    return {
+        "exec_s": round(last - started, 3),
+        "run_s": round(ended - started, 3),
+        "critical_path_s": round(critical_path(final.get("plan") or {"tasks": []}, results), 3),
+        "overlapping_pairs": overlapping_pairs(results),
+        "em": exact_match(short, gold),
+        "short": short,
+        "tasks": {
+            tid: {
+                "tool": r["tool"],
+                "status": r["status"],
+                "start_s": round(r["started_at"] - started, 3),
+                "seconds": round(r["finished_at"] - r["started_at"], 3),
+            }
+            for tid, r in results.items()
+        },
+        "_results": results,
+        "_plan": final.get("plan"),
+    }
+
+
+async def measure(
+    graph: CompiledStateGraph, runs: dict[str, Run], question: dict[str, Any], sequential_first: bool
+) -> dict[str, Any]:
+    """One question: plan once, then run the plan in both modes from the same checkpoint."""
+    fork, info = await plan_once(graph, runs["parallel"], question["question"], f"bench-dag-{question['id']}")
+    row: dict[str, Any] = {"id": question["id"], "question": question["question"], "gold": question["answer"]}
+    row |= {key: value for key, value in info.items() if key != "plan"}
+    if fork is None:
+        row["skipped"] = "the Planner wrote no usable plan (the run went to the Writer)"
+        return row
+    order = ("sequential", "parallel") if sequential_first else MODES
+    for mode in order:
+        row[mode] = await execute(graph, runs[mode], fork, question["answer"])
+        row[mode]["e2e_s"] = round(info["prefix_s"] + row[mode]["run_s"], 3)
+    parallel, sequential = row["parallel"], row["sequential"]
+    uncontended = critical_path(parallel["_plan"] or info["plan"], sequential.pop("_results"))
+    row["order"] = list(order)
+    row["scheduling_efficiency"] = _ratio(parallel["critical_path_s"], parallel["exec_s"])
+    row["uncontended_efficiency"] = _ratio(uncontended, parallel["exec_s"])
+    parallel.pop("_results")
+    parallel.pop("_plan")
+    sequential.pop("_plan")
+    return row
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    return round(numerator / denominator, 3) if denominator > 0 else None
+
+
+def _p(values: list[float], q: float) -> float:
+    return round(percentile(values, q), 3)
+
+
+def summarise(rows: list[dict[str, Any]], parallel_cap: int) -> dict[str, Any]:
+    """The report: the JSON contract's keys first, then the detail and the rows."""
+    measured = [row for row in rows if "skipped" not in row]
+    stats: dict[str, Any] = {}
+    for mode in MODES:
+        execs = [row[mode]["exec_s"] for row in measured]
+        e2e = [row[mode]["e2e_s"] for row in measured]
+        stats[mode] = {
+            "p50": _p(execs, 50),
+            "p80": _p(execs, 80),
+            "e2e_p50": _p(e2e, 50),
+            "e2e_p80": _p(e2e, 80),
+            "success": round(sum(row[mode]["em"] for row in measured) / len(measured), 3)
+            if measured
+            else 0.0,
+        }
+    parallel, sequential = stats["parallel"], stats["sequential"]
+    efficiencies = [row["scheduling_efficiency"] for row in measured if row["scheduling_efficiency"]]
+    uncontended = [row["uncontended_efficiency"] for row in measured if row["uncontended_efficiency"]]
+    plans = [row["plan_s"] for row in rows if row.get("plan_s") is not None]
+    return {
+        "n": len(measured),
+        "parallel_p50_s": parallel["p50"],
+        "sequential_p50_s": sequential["p50"],
+        "speedup": _ratio(sequential["p50"], parallel["p50"]),
+        "end_to_end_speedup": _ratio(sequential["e2e_p50"], parallel["e2e_p50"]),
+        "parallel_success": parallel["success"],
+        "sequential_success": sequential["success"],
+        "scheduling_efficiency": _p(efficiencies, 50) if efficiencies else None,
+        "uncontended_efficiency": _p(uncontended, 50) if uncontended else None,
+        "parallel_p80_s": parallel["p80"],
+        "sequential_p80_s": sequential["p80"],
+        "parallel_e2e_p50_s": parallel["e2e_p50"],
+        "parallel_e2e_p80_s": parallel["e2e_p80"],
+        "sequential_e2e_p50_s": sequential["e2e_p50"],
+        "sequential_e2e_p80_s": sequential["e2e_p80"],
+        "plan_p50_s": _p(plans, 50) if plans else None,
+        "parallel_plans": sum(1 for row in measured if row["waves"] and len(row["waves"][0]) > 1),
+        "sequential_overlaps": sum(row["sequential"]["overlapping_pairs"] for row in measured),
+        "skipped": len(rows) - len(measured),
+        "parallel_cap": parallel_cap,
+    }
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+        )
+    except OSError:
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
+async def run(
+    settings: Settings,
+    *,
+    n: int | None = 20,
+    data: Path = DATA,
+    corpus: Path = CORPUS,
+    collection: str = "hotpotqa",
+    parallel_cap: int | None = None,
+) -> dict[str, Any]:
+    """Index the corpus (or reuse it), open the run, measure every question; the report."""
+    from evals.qa_context import open_context
+
+    questions = load_questions(data, n)
+    cap = parallel_cap or settings.budgets.max_parallel
+    load_before = os.getloadavg()
+    rows = []
+    async with open_context(
+        settings, corpus=corpus, systems=("aisearch",), judge=False, collection=collection
+    ) as ctx:
+        graph = build_graph(checkpointer=InMemorySaver())
+        runs = mode_runs(ctx.run, cap)
+        for index, question in enumerate(questions):
+            row = await measure(graph, runs, question, sequential_first=index % 2 == 1)
+            log.info("bench dag %s: %s", question["id"], {m: row.get(m, {}).get("exec_s") for m in MODES})
+            rows.append(row)
+    report = summarise(rows, cap)
+    report |= {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "machine": machine_line(),
+        "load_average": {
+            "before": [round(x, 2) for x in load_before],
+            "after": [round(x, 2) for x in os.getloadavg()],
+        },
+        "commit": _commit(),
+        "data": str(data),
+        "questions": rows,
+    }
+    return report
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The report as a short Markdown page."""
+    lines = [
+        f"# DAG vs sequential execution ({report['date']})",
+        "",
+        f"{report['n']} HotpotQA comparison questions on the Planner route ({report['skipped']} skipped: no plan), "
+        f"the same plan run with at most {report['parallel_cap']} tasks at once and one at a time; "
+        f"{report['machine']}, load average {report['load_average']['before']} before, "
+        f"{report['load_average']['after']} after; commit {report['commit']}.",
+        "",
+        "| mode | execution P50 s | execution P80 s | end-to-end P50 s | end-to-end P80 s | success (EM) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for mode in MODES:
+        lines.append(
+            f"| {mode} | {report[f'{mode}_p50_s']} | {report[f'{mode}_p80_s']} | {report[f'{mode}_e2e_p50_s']} "
+            f"| {report[f'{mode}_e2e_p80_s']} | {report[f'{mode}_success']} |"
+        )
+    lines += [
+        "",
+        f"Speedup (execution P50): {report['speedup']}; end to end: {report['end_to_end_speedup']}; "
+        f"scheduling efficiency (critical path / execution, P50): {report['scheduling_efficiency']} "
+        f"(uncontended durations: {report['uncontended_efficiency']}). Plan P50 {report['plan_p50_s']} s; "
+        f"{report['parallel_plans']} of {report['n']} plans had a first wave of two or more tasks; "
+        f"overlapping task pairs in the sequential runs: {report['sequential_overlaps']}.",
+    ]
+    return "\n".join(lines) + "\n"

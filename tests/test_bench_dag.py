@@ -1,0 +1,111 @@
+"""``aisearch bench dag``: one plan, forked from one checkpoint, run wave-parallel and one task at a
+time; its measures and its JSON contract.
+
+The runs go through the real graph with scripted models over real stdio MCP servers (the sleepy
+test server's lookups take 0.5 s each, and report when they ran).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from app.cli import main
+from bench.dag import critical_path, load_questions, measure, mode_runs, overlapping_pairs, summarise
+from graph.builder import build_graph
+from tests.conftest import HOTPOT_FIXTURE, Team, make_settings
+from tests.support.sleepy_plan import ANSWER, QUERY, scripted
+from tools.hub import ToolHub
+
+CONTRACT = (
+    "n",
+    "parallel_p50_s",
+    "sequential_p50_s",
+    "speedup",
+    "end_to_end_speedup",
+    "parallel_success",
+    "sequential_success",
+    "scheduling_efficiency",
+)
+
+
+def test_the_critical_path_follows_the_longest_chain_weighted_by_durations() -> None:
+    plan = {
+        "tasks": [
+            {"id": "a", "goal": "a"},
+            {"id": "b", "goal": "b"},
+            {"id": "c", "goal": "c", "deps": ["a", "b"]},
+        ]
+    }
+    results = {
+        "a": {"started_at": 0.0, "finished_at": 1.0},
+        "b": {"started_at": 0.0, "finished_at": 3.0},
+        "c": {"started_at": 3.0, "finished_at": 3.5},
+    }
+    assert critical_path(plan, results) == 3.5  # b then c, not a + b + c
+    assert critical_path(plan, {"a": results["a"]}) == 1.0  # tasks that did not run weigh nothing
+    assert overlapping_pairs(results) == 1  # a and b
+
+
+def test_only_comparisons_whose_entities_can_be_named_are_asked(tmp_path) -> None:
+    rows = [
+        {
+            "id": "1",
+            "question": "Which came first, Wavves or Social Code?",
+            "answer": "x",
+            "type": "comparison",
+        },
+        {"id": "2", "question": "What do Wavves and Social Code share?", "answer": "x", "type": "comparison"},
+        {"id": "3", "question": "Who directed Wavves?", "answer": "x", "type": "bridge"},
+    ]
+    path = tmp_path / "dev.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+    assert [q["id"] for q in load_questions(path, None)] == ["1"]
+    path.write_text(json.dumps(rows[2]))
+    with pytest.raises(ValueError, match="no comparison question"):
+        load_questions(path, None)
+
+
+@pytest.mark.parametrize("sequential_first", [False, True])
+async def test_the_same_plan_runs_wave_parallel_and_one_task_at_a_time(
+    sleepy_hub: ToolHub, sequential_first: bool
+) -> None:
+    team = scripted(Team(), seconds=0.5)
+    run = team.resources(sleepy_hub, make_settings())
+    graph = build_graph(checkpointer=InMemorySaver())
+
+    row = await measure(
+        graph, mode_runs(run, 4), {"id": "q1", "question": QUERY, "answer": ANSWER}, sequential_first
+    )
+
+    assert len(team["planner"].calls) == 1  # planned once: both modes run the plan of one checkpoint
+    assert row["waves"] == [["t1", "t2"], ["t3"]] and row["plan_s"] is not None
+    assert row["order"] == (["sequential", "parallel"] if sequential_first else ["parallel", "sequential"])
+    parallel, sequential = row["parallel"], row["sequential"]
+    for mode in (parallel, sequential):
+        assert {tid: task["status"] for tid, task in mode["tasks"].items()} == {
+            "t1": "ok",
+            "t2": "ok",
+            "t3": "ok",
+        }
+        assert mode["em"] == 1.0
+        assert mode["e2e_s"] > mode["exec_s"]  # the prefix and the Writer come on top
+    assert parallel["overlapping_pairs"] == 1  # the two lookups at once
+    assert sequential["overlapping_pairs"] == 0  # never two tasks at once
+    durations = sum(task["seconds"] for task in parallel["tasks"].values())
+    assert parallel["critical_path_s"] < durations  # t1 and t2 are not on one chain
+    assert 0 < row["scheduling_efficiency"] <= 1.0 + 1e-3
+
+    report = summarise([row], 4)
+    assert set(CONTRACT) <= set(report)
+    assert report["n"] == 1 and report["parallel_success"] == report["sequential_success"] == 1.0
+    assert report["sequential_overlaps"] == 0 and report["parallel_plans"] == 1
+
+
+def test_a_bad_question_file_is_one_line_of_error(tmp_path, capsys) -> None:
+    assert main(["bench", "dag", "--data", str(tmp_path / "missing.jsonl")]) == 2
+    assert "question file not found" in capsys.readouterr().err
+    assert main(["bench", "dag", "--n", "0", "--data", str(HOTPOT_FIXTURE / "dev.jsonl")]) == 2
+    assert "--n must be at least 1" in capsys.readouterr().err
