@@ -29,7 +29,7 @@ from langgraph.types import Command
 
 from agents.chain_answer import UNKNOWN, clean_hop_answer
 from agents.focus import focus_passages, terms
-from agents.hop_mark import mark, name_step, rest_step
+from agents.hop_mark import describes, find_phrase, mark, name_step, rest_step
 from agents.planner import publish
 from agents.strategies import SearchTools, run_search, search_task, search_tools
 from core.plan import Plan, Task, current_plan
@@ -47,6 +47,9 @@ DECOMPOSE_TOKENS = 96  # up to four short questions
 ANSWER_TOKENS = 24  # a hop's answer: a name, a place, a date or a number
 CHAIN_K = 4  # passages searched per hop
 RESTATED = 0.9  # a first step with this share of the question's words restates it
+ASKS_FOR = re.compile(r"^\s*(who|what|which)\s+(is|was|are|were)\s+", re.IGNORECASE)
+MIN_INNER_TERMS = 2  # "the conflict" alone is too vague to search; "the socialist candidate" is not
+MAX_INNER_SHARE = 0.85  # an inner phrase with this share of the question's words is the question
 HOP_CHARS = 1600  # what a hop reads: about 400 tokens, half of what single-shot RAG reads
 
 
@@ -85,6 +88,29 @@ def is_chain(steps: list[str], question: str, max_hops: int) -> bool:
     asked = terms(question)
     restated = len(terms(REFERENCE.sub("", steps[0])) & asked) >= RESTATED * len(asked)
     return any(REFERENCE.search(step) for step in steps[1:]) and not restated
+
+
+def inner_phrase(steps: list[str], question: str) -> str | None:
+    """The describing phrase of ``question`` that a split asked about out of order, if any.
+
+    The 1.5B often restates the question as its first step and asks for the thing it describes
+    only after it, with no reference ("1. What party was the socialist candidate part of who ran
+    for president in 1912? 2. Who is the socialist candidate?"). The later step's subject, when
+    it stands word for word in the question and describes rather than names, is what to ask
+    first; the question with it replaced by ``#1`` is the rest.
+    """
+    for step in steps[1:]:
+        if REFERENCE.search(step) or not ASKS_FOR.match(step):
+            continue
+        subject = ASKS_FOR.sub("", step).strip().rstrip("?").strip()
+        found = find_phrase(subject, question)
+        if found is None:
+            continue
+        phrase = found.group(0)
+        words = len(terms(phrase))
+        if MIN_INNER_TERMS <= words <= MAX_INNER_SHARE * len(terms(question)) and describes(phrase):
+            return phrase
+    return None
 
 
 def decompose_messages(question: str) -> list[BaseMessage]:
@@ -210,6 +236,11 @@ async def split_question(
     if is_chain(steps, query, run.settings.budgets.max_chain_hops):
         log.info("split into %d hops: %s", len(steps), steps)
         return Command(goto="hop", update={"hops": start_chain(steps)})
+    phrase = inner_phrase(steps, query)
+    if phrase is not None:
+        hops = start_chain([name_step(phrase), rest_step(query, phrase, 1)], remark_last=True)
+        log.info("the split asked for %r after restating the question: the chain %s", phrase, hops)
+        return Command(goto="hop", update={"hops": hops})
     hops = await marked_chain(run, query)
     if hops:
         log.info("the split kept the question whole; its marked phrase makes the chain %s", hops)

@@ -50,7 +50,8 @@ async def select_tools(
     specs = run.tools.specs
     probe = assessment.get("probe") or {}
     on_topic = probe.get("similarity", 0.0) >= run.settings.document_probe_similarity
-    probed = probe.get("tool") if on_topic else None
+    sent_to_documents = assessment.get("escalated") == "documents"  # the Master's floor: not memory
+    probed = probe.get("tool") if on_topic or sent_to_documents else None
     if assessment.get("web"):  # a live or recent fact, or one the documents do not hold
         probed = WEB_SEARCH_TOOL
     if probed in specs:  # the documents the Master found on topic (or the web) are searched first

@@ -97,3 +97,20 @@ def test_an_open_question_is_searched_when_the_documents_cover_it_not_merely_tou
 
     assert routed(settings.document_probe_similarity) == "documents", "covered: searched, open or not"
     assert routed(settings.document_probe_floor) is None, "only on topic: an open question may use memory"
+
+
+async def test_a_question_sent_to_the_documents_searches_them_first_whatever_the_tool_match(
+    team: Team, docs_hub: ToolHub
+) -> None:
+    team["master"].on(
+        MASTER, assessment("simple", resolved=ON_TOPIC, intent="calculate the arithmetic expression 17 * 23")
+    )
+    team["writer"].on(WRITER, "It was built by Miriam Calloway [1].")
+    settings = make_settings()
+    settings.document_probe_similarity = 0.99  # only the floor sends it to the documents
+
+    state, path, _ = await run(team.resources(docs_hub, settings), ON_TOPIC)
+
+    assert state["assessment"]["escalated"] == "documents"
+    assert state["candidate_tools"][0]["name"] == "docsearch.search", "not the tool the wording matches"
+    assert "direct_search" in path and state["answer"]["citations"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from agents.chain_answer import clean_hop_answer
-from agents.hop_chain import is_chain, parse_steps, resolve, restates
+from agents.hop_chain import inner_phrase, is_chain, parse_steps, resolve, restates
 from agents.hop_mark import describes, describing_phrase, rest_step
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import DECOMPOSE, MARK, WRITER
@@ -199,3 +199,36 @@ async def test_the_hop_budget_bounds_a_marked_chain(team: Team, hotpot_hub: Tool
 
     assert path[2:] == ["split_question", "hop", "hop", "writer"], "two hops, no third marked"
     assert searched(state)[-1] == "In which county is the birthplace of Miriam Calloway?"
+
+
+def test_a_split_that_restates_the_question_first_gives_the_phrase_it_asks_about_later() -> None:
+    question = "What political party was the socialist candidate part of who ran for president in 1912?"
+    steps = [question, "Who is the socialist candidate?"]
+    assert inner_phrase(steps, question) == "the socialist candidate"
+    assert inner_phrase([question, "Who is #1?"], question) is None, "a reference is a chain's step"
+    assert inner_phrase(["x", "What was the conflict?"], "Where was the conflict fought?") is None, (
+        "too vague"
+    )
+    assert inner_phrase(["x", "Who is Kenny G?"], "Who played with Kenny G?") is None, "a name"
+    assert inner_phrase(["x", "Who was the mayor?"], question) is None, "not in the question"
+
+
+async def test_a_split_asking_its_inner_question_last_is_chained_inner_question_first(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    restated = f"1. {THREE_HOPS}\n2. Who is the engineer who built the Harrow Point Lighthouse?"
+    team["master"].on(DECOMPOSE, restated)
+    answers = {
+        "Who or what is the engineer who built the Harrow Point Lighthouse": "Miriam Calloway",
+        "In which county is the birthplace of Miriam Calloway": "Stirlingshire",
+    }
+    team["writer"].on(HOP_READ, hop_reader(answers))
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert path[2:] == ["split_question", "hop", "hop", "writer"]
+    assert searched(state) == [
+        "Who or what is the engineer who built the Harrow Point Lighthouse?",
+        "In which county is the birthplace of Miriam Calloway?",
+    ], "the inner question first, its answer written into the rest"
+    assert state["answer"]["short"] == "Stirlingshire"
