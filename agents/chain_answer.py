@@ -14,6 +14,7 @@ from agents.short_answer import short_of
 from core.state import ChainStep, Evidence, HopRecord, SearchState
 
 UNKNOWN = "unknown"
+WHOLE_QUESTION = "q"  # the task id of a broken chain's search of the whole question
 NOT_SAID = re.compile(
     r"^\W*(unknown|not (stated|mentioned|given|specified|known)|no (answer|information)|n/?a|none|"
     r"the context does not|it is not|i (do not|don't|cannot))\b",
@@ -43,6 +44,30 @@ def source_of(answer: str, task_evidence: list[str], sources: list[Evidence]) ->
         if wanted in f"{item['title']} {item['content']}".lower():
             return n
     return hop_numbers[0] if hop_numbers else None
+
+
+def broken_chain_sources(
+    hops: list[HopRecord], evidence_ids: dict[str, list[str]], sources: list[Evidence]
+) -> list[Evidence]:
+    """What the Writer reads when a chain broke off: the passages a search of the whole question
+    found, first (what single-shot RAG reads), then the passage that holds each answered hop's
+    answer. The other hop passages stay out: a hop whose answer led nowhere filled them with
+    what a wrong turn found."""
+    by_id = {item["id"]: item for item in sources}
+    chosen = [by_id[eid] for eid in evidence_ids.get(WHOLE_QUESTION, []) if eid in by_id]
+    for record in hops:
+        if record["status"] != "answered":
+            continue
+        wanted = record["answer"].lower()
+        holding = (
+            by_id[eid]
+            for eid in evidence_ids.get(record["task_id"], [])
+            if eid in by_id and wanted in f"{by_id[eid]['title']} {by_id[eid]['content']}".lower()
+        )
+        found = next(holding, None)
+        if found is not None and found not in chosen:
+            chosen.append(found)
+    return chosen or sources
 
 
 def chain_reasons(hops: list[HopRecord], evidence_ids: dict[str, list[str]], sources: list[Evidence]) -> str:

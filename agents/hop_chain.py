@@ -27,7 +27,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from agents.chain_answer import UNKNOWN, clean_hop_answer
+from agents.chain_answer import UNKNOWN, WHOLE_QUESTION, clean_hop_answer
 from agents.focus import focus_passages, terms
 from agents.hop_mark import describes, find_phrase, mark, name_step, rest_step
 from agents.planner import publish
@@ -172,7 +172,7 @@ async def search_whole(
 ) -> dict[str, Any]:
     """``update`` with a search of the whole question added: the passages the Writer reads when
     the chain breaks off (a wrong or unreadable hop must not cost what plain retrieval finds)."""
-    task = search_task("q", question, tools, k=run.settings.budgets.search_k, deps=[tasks[-1].id])
+    task = search_task(WHOLE_QUESTION, question, tools, k=run.settings.budgets.search_k, deps=[tasks[-1].id])
     found = await run_search(run, task, 1)
     merged = publish(Plan(tasks=[*tasks, task], version=1), "augment")
     return update | {

@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from agents.answer_form import is_open_question
-from agents.chain_answer import chain_reasons, chain_record, complete, findings
+from agents.chain_answer import broken_chain_sources, chain_reasons, chain_record, complete, findings
 from agents.citations import check_citations
 from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.facets import answer_choices, is_yes_no_question
@@ -269,12 +269,14 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     full = is_open_question((state.get("assessment") or {}).get("resolved_query") or state["query"])
     hops = state.get("hops") or []
     chained = complete(hops) and not full
+    evidence_ids = {tid: result["evidence_ids"] for tid, result in state.get("results", {}).items()}
+    if hops and not complete(hops):
+        sources = broken_chain_sources(hops, evidence_ids, sources)
     verdict = (
         await _compare(model, state, sources) if sources and not direct and not full and not hops else None
     )
     reasons = cited_facts(verdict, sources) if verdict else None
     if chained:  # every hop answered: the last answers the question, each is a cited reason
-        evidence_ids = {tid: result["evidence_ids"] for tid, result in state.get("results", {}).items()}
         short, text, problem = hops[-1]["answer"], chain_reasons(hops, evidence_ids, sources), None
     elif verdict and verdict.answer and reasons:  # dates or numbers: their own reasons, no model call
         short, text, problem = verdict.answer, reasons, None

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
-from agents.chain_answer import clean_hop_answer
+from agents.chain_answer import broken_chain_sources, clean_hop_answer
 from agents.hop_chain import inner_phrase, is_chain, parse_steps, resolve, restates
 from agents.hop_mark import describes, describing_phrase, rest_step
+from core.state import Evidence, HopRecord
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import DECOMPOSE, MARK, WRITER
 from tests.test_strategies import searched
@@ -57,6 +58,29 @@ def test_an_answer_that_repeats_the_question_is_no_answer() -> None:
     question = "The territory containing Bansaan Island is located at which island?"
     assert restates("Bansaan", ["Which island is located at Bohol Island?", question])
     assert not restates("Panglao Island", ["Which island is located at Bohol Island?", question])
+
+
+def test_a_broken_chain_is_read_from_the_whole_question_and_the_passages_holding_its_answers() -> None:
+    def passage(pid: str, title: str, content: str) -> Evidence:
+        return Evidence(id=pid, kind="document", title=title, content=content, source="s", task_id="t")
+
+    sources = [
+        passage("a", "Harrow Point Lighthouse", "Built in 1871 by an engineer of the county."),
+        passage("b", "Miriam Calloway", "Miriam Calloway was an engineer born in Dunmore."),
+        passage("c", "Kestrel Bridge", "A bridge over the Ome."),
+        passage("d", "Ome (river)", "A river."),
+        passage("e", "Dunmore", "A village."),
+    ]
+    hops = [
+        HopRecord(step="1", query="Who built it?", answer="Miriam Calloway", task_id="h1", status="answered"),
+        HopRecord(step="2", query="Where was #1 born?", answer="", task_id="h2", status="unanswered"),
+    ]
+    ids = {"h1": ["a", "b", "c"], "h2": ["d"], "q": ["e", "a"]}
+
+    read = broken_chain_sources(hops, ids, sources)
+
+    assert [item["id"] for item in read] == ["e", "a", "b"], "whole question first, then the answer's passage"
+    assert broken_chain_sources(hops, {"h1": ["c"]}, sources) == sources, "nothing chosen: all of them"
 
 
 def test_a_reply_that_says_it_does_not_know_is_unknown() -> None:
@@ -115,6 +139,9 @@ async def test_a_hop_its_passages_do_not_answer_hands_the_findings_to_the_writer
     assert "Found step by step: Who built the Harrow Point Lighthouse? Miriam Calloway" in final
     assert "Where was Miriam Calloway born? the village of Dunmore" in final
     assert state["answer"]["short"] == "Stirlingshire"
+    whole = state["results"]["q"]["evidence_ids"]
+    read = [source["id"] for source in state["answer"]["sources"]]
+    assert read[: len(whole)] == whole, "the whole question's passages first, as single-shot RAG reads them"
 
 
 async def test_a_question_kept_whole_takes_the_serial_search(team: Team, hotpot_hub: ToolHub) -> None:
