@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from agents.focus import terms
 from agents.short_answer import short_of
 from core.state import ChainStep, Evidence, HopRecord, SearchState
 
@@ -27,6 +28,14 @@ def clean_hop_answer(reply: str) -> str:
     the reply says the passages do not tell."""
     answer = short_of(reply).strip().rstrip(".")
     return UNKNOWN if not answer or NOT_SAID.match(answer) else answer
+
+
+def grounded(answer: str, context: str) -> bool:
+    """Whether every content word of ``answer`` stands in ``context``: a hop's answer is read from
+    its passages, not recalled (the 1.5B answers "Who is the sibling of Natalie Wood?" with a
+    name no passage holds, beside "Lana Wood, the sister of Natalie Wood")."""
+    words = terms(answer)
+    return bool(words) and words <= terms(context)
 
 
 def complete(hops: list[HopRecord]) -> bool:

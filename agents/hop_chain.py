@@ -27,7 +27,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from agents.chain_answer import UNKNOWN, WHOLE_QUESTION, clean_hop_answer
+from agents.chain_answer import UNKNOWN, WHOLE_QUESTION, clean_hop_answer, grounded
 from agents.focus import focus_passages, terms
 from agents.hop_mark import describes, find_phrase, mark, name_step, rest_step
 from agents.planner import publish
@@ -148,16 +148,28 @@ def hop_sources(passages: list[Evidence], question: str) -> str:
 async def read_hop(run: Run, question: str, passages: list[Evidence]) -> str:
     """A hop's answer in a few words, or ``UNKNOWN`` when its passages do not say.
 
+    An answer whose words are not in the passages is asked for again, copied from them (a second
+    turn of the same conversation: the server reuses the prefix); still not there, it is unknown.
+
     Raises:
         The model errors of the call (:data:`models.errors.MODEL_ERRORS`).
     """
     if not passages:
         return UNKNOWN
-    prompt = render("hop_read", sources=hop_sources(passages, question), question=question)
+    sources = hop_sources(passages, question)
     model = run.model("writer").bind(max_tokens=ANSWER_TOKENS, temperature=0)
-    system = SystemMessage(content=render("reader_system"))
-    reply = await model.ainvoke([system, HumanMessage(content=prompt)])
-    return clean_hop_answer(strip_thinking(decode_entities(message_text(reply))))
+    turns: list[BaseMessage] = [
+        SystemMessage(content=render("reader_system")),
+        HumanMessage(content=render("hop_read", sources=sources, question=question)),
+    ]
+    reply = message_text(await model.ainvoke(turns))
+    answer = clean_hop_answer(strip_thinking(decode_entities(reply)))
+    if answer == UNKNOWN or grounded(answer, sources):
+        return answer
+    log.info("hop answer %r is not in its passages: asked again to copy it", answer)
+    turns += [AIMessage(content=reply), HumanMessage(content=render("hop_read_again"))]
+    again = clean_hop_answer(strip_thinking(decode_entities(message_text(await model.ainvoke(turns)))))
+    return again if again == UNKNOWN or grounded(again, sources) else UNKNOWN
 
 
 def restates(answer: str, questions: list[str]) -> bool:

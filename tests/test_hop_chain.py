@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from agents.chain_answer import broken_chain_sources, clean_hop_answer
+from agents.chain_answer import broken_chain_sources, clean_hop_answer, grounded
 from agents.hop_chain import inner_phrase, is_chain, parse_steps, resolve, restates
 from agents.hop_mark import describes, describing_phrase, rest_step
 from core.state import Evidence, HopRecord
@@ -259,3 +259,43 @@ async def test_a_split_asking_its_inner_question_last_is_chained_inner_question_
         "In which county is the birthplace of Miriam Calloway?",
     ], "the inner question first, its answer written into the rest"
     assert state["answer"]["short"] == "Stirlingshire"
+
+
+AGAIN = "That answer is not written in the context"
+
+
+def test_an_answer_is_grounded_when_its_words_stand_in_the_passages() -> None:
+    context = (
+        "[1] Five Finger Exercise: an early screen appearance from Lana Wood, the sister of Natalie Wood."
+    )
+    assert grounded("Lana Wood", context) and grounded("lana wood.", context)
+    assert not grounded("Penelope Kent", context), "a name no passage holds is recalled, not read"
+    assert not grounded("", context)
+
+
+async def test_a_hop_answer_not_in_its_passages_is_asked_for_again_copied(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["master"].on(DECOMPOSE, SPLIT)
+    recalled = ANSWERS | {"Who built the Harrow Point Lighthouse": "Penelope Kent"}
+    team["writer"].on(AGAIN, "Miriam Calloway").on(HOP_READ, hop_reader(recalled))
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert path[3:] == ["hop", "hop", "hop", "writer"]
+    assert [step["answer"] for step in state["answer"]["chain"]] == list(ANSWERS.values())
+    assert sum(AGAIN in call.prompt for call in team["writer"].calls) == 1, "asked again only for hop 1"
+
+
+async def test_a_hop_answer_still_not_in_its_passages_breaks_the_chain(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["master"].on(DECOMPOSE, SPLIT)
+    recalled = ANSWERS | {"Who built the Harrow Point Lighthouse": "Penelope Kent"}
+    team["writer"].on(AGAIN, "Penelope Kent").on(HOP_READ, hop_reader(recalled))
+    team["writer"].on(WRITER, "Answer: Stirlingshire\nBecause: It is [1].")
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert path[3:] == ["hop", "writer"], "hop 1 unanswered: the chain stops"
+    assert state["hops"][0]["status"] == "unanswered" and state["hops"][0]["answer"] == ""
