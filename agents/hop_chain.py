@@ -251,6 +251,7 @@ async def split_question(
     phrase = inner_phrase(steps, query)
     if phrase is not None:
         hops = start_chain([name_step(phrase), rest_step(query, phrase, 1)], remark_last=True)
+        hops[0]["context"] = query  # the phrase may have lost its modifiers ("… who ran in 1912")
         log.info("the split asked for %r after restating the question: the chain %s", phrase, hops)
         return Command(goto="hop", update={"hops": hops})
     hops = await marked_chain(run, query)
@@ -275,7 +276,8 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
     query = resolve(hops[index]["step"], answers)
     plan = current_plan(state)
     tasks = list(plan.tasks) if plan else []
-    task = search_task(f"h{index + 1}", query, tools, k=CHAIN_K, deps=[tasks[-1].id] if tasks else None)
+    searched = f"{query} {hops[index]['context']}" if hops[index].get("context") else query
+    task = search_task(f"h{index + 1}", searched, tools, k=CHAIN_K, deps=[tasks[-1].id] if tasks else None)
     update: dict[str, Any] = publish(Plan(tasks=[*tasks, task], version=1), "augment" if tasks else "single")
     update |= await run_search(run, task, 1)
     passages = [update["evidence"][eid] for eid in update["results"][task.id]["evidence_ids"]]

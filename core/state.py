@@ -267,6 +267,7 @@ class HopRecord(TypedDict):
     task_id: str
     status: Literal["pending", "answered", "unanswered"]
     remark: NotRequired[bool]  # marked again for a describing phrase before it is searched
+    context: NotRequired[str]  # searched beside the hop's question (the words its phrase lost)
 
 
 class InputState(TypedDict):

@@ -255,9 +255,9 @@ async def test_a_split_asking_its_inner_question_last_is_chained_inner_question_
 
     assert path[2:] == ["split_question", "hop", "hop", "writer"]
     assert searched(state) == [
-        "Who or what is the engineer who built the Harrow Point Lighthouse?",
+        f"Who or what is the engineer who built the Harrow Point Lighthouse? {THREE_HOPS}",
         "In which county is the birthplace of Miriam Calloway?",
-    ], "the inner question first, its answer written into the rest"
+    ], "the inner question first, searched with the question it was cut from; its answer written in"
     assert state["answer"]["short"] == "Stirlingshire"
 
 
