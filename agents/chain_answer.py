@@ -43,14 +43,17 @@ def complete(hops: list[HopRecord]) -> bool:
     return bool(hops) and all(record["status"] == "answered" for record in hops)
 
 
+def holds(item: Evidence, answer: str) -> bool:
+    """Whether the passage ``item`` (its title or text) says ``answer`` word for word, any case."""
+    return answer.lower() in f"{item['title']} {item['content']}".lower()
+
+
 def source_of(answer: str, task_evidence: list[str], sources: list[Evidence]) -> int | None:
     """The 1-based number of the hop's passage that holds ``answer`` (its first passage otherwise)."""
     numbers = {item["id"]: n for n, item in enumerate(sources, start=1)}
     hop_numbers = [numbers[eid] for eid in task_evidence if eid in numbers]
-    wanted = answer.lower()
     for n in hop_numbers:
-        item = sources[n - 1]
-        if wanted in f"{item['title']} {item['content']}".lower():
+        if holds(sources[n - 1], answer):
             return n
     return hop_numbers[0] if hop_numbers else None
 
@@ -67,13 +70,8 @@ def broken_chain_sources(
     for record in hops:
         if record["status"] != "answered":
             continue
-        wanted = record["answer"].lower()
-        holding = (
-            by_id[eid]
-            for eid in evidence_ids.get(record["task_id"], [])
-            if eid in by_id and wanted in f"{by_id[eid]['title']} {by_id[eid]['content']}".lower()
-        )
-        found = next(holding, None)
+        hop_sources = (by_id[eid] for eid in evidence_ids.get(record["task_id"], []) if eid in by_id)
+        found = next((item for item in hop_sources if holds(item, record["answer"])), None)
         if found is not None and found not in chosen:
             chosen.append(found)
     return chosen or sources

@@ -262,6 +262,7 @@ async def test_a_split_asking_its_inner_question_last_is_chained_inner_question_
 
 
 AGAIN = "That answer is not written in the context"
+RECALLED = ANSWERS | {"Who built the Harrow Point Lighthouse": "Penelope Kent"}  # in no passage
 
 
 def test_an_answer_is_grounded_when_its_words_stand_in_the_passages() -> None:
@@ -277,8 +278,7 @@ async def test_a_hop_answer_not_in_its_passages_is_asked_for_again_copied(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
     team["master"].on(DECOMPOSE, SPLIT)
-    recalled = ANSWERS | {"Who built the Harrow Point Lighthouse": "Penelope Kent"}
-    team["writer"].on(AGAIN, "Miriam Calloway").on(HOP_READ, hop_reader(recalled))
+    team["writer"].on(AGAIN, "Miriam Calloway").on(HOP_READ, hop_reader(RECALLED))
 
     state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
 
@@ -291,8 +291,7 @@ async def test_a_hop_answer_still_not_in_its_passages_breaks_the_chain(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
     team["master"].on(DECOMPOSE, SPLIT)
-    recalled = ANSWERS | {"Who built the Harrow Point Lighthouse": "Penelope Kent"}
-    team["writer"].on(AGAIN, "Penelope Kent").on(HOP_READ, hop_reader(recalled))
+    team["writer"].on(AGAIN, "Penelope Kent").on(HOP_READ, hop_reader(RECALLED))
     team["writer"].on(WRITER, "Answer: Stirlingshire\nBecause: It is [1].")
 
     state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
