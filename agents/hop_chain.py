@@ -145,11 +145,14 @@ def hop_sources(passages: list[Evidence], question: str) -> str:
     )
 
 
-async def read_hop(run: Run, question: str, passages: list[Evidence]) -> str:
+async def read_hop(run: Run, question: str, passages: list[Evidence], asked: tuple[str, ...] = ()) -> str:
     """A hop's answer in a few words, or ``UNKNOWN`` when its passages do not say.
 
-    An answer whose words are not in the passages is asked for again, copied from them (a second
-    turn of the same conversation: the server reuses the prefix); still not there, it is unknown.
+    An answer that does not stand is asked for again in a second turn of the same conversation
+    (the server reuses the prefix): one whose words are not in the passages, to be copied from
+    them; one that only repeats what ``question`` or the questions ``asked`` name ("Frederick
+    Douglass" for "Who married Frederick Douglass?"), for the other name the passages give. An
+    answer still not standing is unknown.
 
     Raises:
         The model errors of the call (:data:`models.errors.MODEL_ERRORS`).
@@ -157,6 +160,7 @@ async def read_hop(run: Run, question: str, passages: list[Evidence]) -> str:
     if not passages:
         return UNKNOWN
     sources = hop_sources(passages, question)
+    questions = [question, *asked]
     model = run.model("writer").bind(max_tokens=ANSWER_TOKENS, temperature=0)
     turns: list[BaseMessage] = [
         SystemMessage(content=render("reader_system")),
@@ -164,12 +168,25 @@ async def read_hop(run: Run, question: str, passages: list[Evidence]) -> str:
     ]
     reply = message_text(await model.ainvoke(turns))
     answer = clean_hop_answer(strip_thinking(decode_entities(reply)))
-    if answer == UNKNOWN or grounded(answer, sources):
+    follow_up = reread(answer, sources, questions)
+    if follow_up is None:
         return answer
-    log.info("hop answer %r is not in its passages: asked again to copy it", answer)
-    turns += [AIMessage(content=reply), HumanMessage(content=render("hop_read_again"))]
+    log.info("hop answer %r does not stand: asked again", answer)
+    turns += [AIMessage(content=reply), HumanMessage(content=follow_up)]
     again = clean_hop_answer(strip_thinking(decode_entities(message_text(await model.ainvoke(turns)))))
-    return again if again == UNKNOWN or grounded(again, sources) else UNKNOWN
+    return again if reread(again, sources, questions) is None else UNKNOWN
+
+
+def reread(answer: str, sources: str, questions: list[str]) -> str | None:
+    """The turn that asks a hop's reader again when ``answer`` does not stand (not in ``sources``,
+    or only what ``questions`` name); None when it stands or is unknown."""
+    if answer == UNKNOWN:
+        return None
+    if not grounded(answer, sources):
+        return render("hop_read_again")
+    if restates(answer, questions):
+        return render("hop_read_other", answer=answer)
+    return None
 
 
 def restates(answer: str, questions: list[str]) -> bool:
@@ -282,15 +299,12 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
     update |= await run_search(run, task, 1)
     passages = [update["evidence"][eid] for eid in update["results"][task.id]["evidence_ids"]]
     try:
-        answer = await read_hop(run, query, passages)
+        answer = await read_hop(run, query, passages, asked=(state["query"],))
     except MODEL_ERRORS as exc:
         problem = describe_model_error(exc)
         log.warning("reading hop %d failed (%s); the Writer reads what was found", index + 1, problem)
         answer = UNKNOWN
         update["missing"] = [f"hop {index + 1}: {query} ({problem})"]
-    if answer != UNKNOWN and restates(answer, [query, state["query"]]):
-        log.info("hop %d answered %r, which its question already names: no answer", index + 1, answer)
-        answer = UNKNOWN
     status = "unanswered" if answer == UNKNOWN else "answered"
     hops[index] |= {
         "query": query,

@@ -287,6 +287,24 @@ async def test_a_hop_answer_not_in_its_passages_is_asked_for_again_copied(
     assert sum(AGAIN in call.prompt for call in team["writer"].calls) == 1, "asked again only for hop 1"
 
 
+OTHER = "is named in the question itself"
+NAMED = ANSWERS | {"Where was Miriam Calloway born": "Miriam Calloway"}  # what the question names
+
+
+async def test_a_hop_answer_the_question_already_names_is_asked_for_again(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["master"].on(DECOMPOSE, SPLIT)
+    team["writer"].on(OTHER, "the village of Dunmore").on(HOP_READ, hop_reader(NAMED))
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert path[3:] == ["hop", "hop", "hop", "writer"], "hop 2 read again, the chain goes on"
+    assert [step["answer"] for step in state["answer"]["chain"]] == list(ANSWERS.values())
+    asked_again = [call.prompt for call in team["writer"].calls if OTHER in call.prompt]
+    assert len(asked_again) == 1 and "Miriam Calloway is named in the question" in asked_again[0]
+
+
 async def test_a_hop_answer_still_not_in_its_passages_breaks_the_chain(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
