@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from openai import AsyncOpenAI
 
-from agents.master import AssessmentReply as Assessment
+from agents.assessment import AssessmentReply as Assessment
 from agents.plan_prompt import PlanSketch
 from bench.machine import machine_line
 from bench.role_prompts import QUERY, TOOLS, executor_args_prompt, typical_prompts

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents.master import assess_prompt
+from agents.assessment import assess_prompt
 from agents.plan_prompt import plan_prompt
 from agents.writer import BRIEF
 from prompts import render

@@ -14,7 +14,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents.master import read_query, route_for
+from agents.assessment import route_for
+from agents.master import read_query
 from core.run import Run
 from evals.stats import percentile
 

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from agents.master import AssessmentReply, calibrate
+from agents.assessment import FACT_CHARS, MAX_FACTS, RATIONALE_CHARS, AssessmentReply, calibrate
 from agents.planner import _renumber
 from core.plan import Task
+from models.structured import schema_response_format
 
 
 def reply(complexity: str, facts: list[str], external: bool = True) -> AssessmentReply:
     return AssessmentReply(
         rationale="r",
         resolved_query="q",
-        intent="i",
         facts_to_find=facts,
         complexity=complexity,
         needs_external_info=external,
-        needs_decomposition=False,
         strategy="direct",
     )
 
@@ -64,7 +63,7 @@ def test_replanned_tasks_reusing_taken_ids_are_renumbered_with_their_references(
 
 
 def test_a_resolved_query_that_answers_instead_of_restating_is_dropped() -> None:
-    from agents.master import usable_resolution
+    from agents.assessment import usable_resolution
 
     query = "How do I pretty-print JSON in Python?"
     answer = "To pretty-print JSON in Python, use json.dumps() with the indent parameter."
@@ -77,3 +76,30 @@ def test_a_resolved_query_that_answers_instead_of_restating_is_dropped() -> None
         usable_resolution("When was Marie Curie born?", "When was she born?") == "When was Marie Curie born?"
     )
     assert usable_resolution("What is 2+2? " * 20, "What is 2+2?") == "What is 2+2?"
+
+
+def test_the_master_writes_only_bounded_fields_and_its_intent_is_the_facts_it_lists() -> None:
+    schema = schema_response_format(AssessmentReply)["schema"]
+    fields = schema["properties"]
+    assert list(fields) == [
+        "rationale",
+        "resolved_query",
+        "facts_to_find",
+        "complexity",
+        "needs_external_info",
+        "strategy",
+    ], "the rationale first; no free-text intent to wait for"
+    assert schema["required"] == list(fields)
+    assert fields["rationale"]["maxLength"] == RATIONALE_CHARS
+    assert fields["facts_to_find"]["maxItems"] == MAX_FACTS
+    assert fields["facts_to_find"]["items"]["maxLength"] == FACT_CHARS
+
+    reading = calibrate(reply("moderate", [" current time in Tokyo ", ""]), "What time is it in Tokyo now?")
+    assert reading.intent == "current time in Tokyo"
+    complex_reading = calibrate(reply("complex", ["a", "b"]), "Who is older, A or B?")
+    assert complex_reading.needs_decomposition and not reading.needs_decomposition
+
+
+def test_a_long_rationale_from_an_unconstrained_endpoint_is_still_read() -> None:
+    long = AssessmentReply(rationale="x" * (3 * RATIONALE_CHARS), complexity="simple")
+    assert len(long.rationale) == 3 * RATIONALE_CHARS, "the bound is for decoding, not for validation"

@@ -85,7 +85,8 @@ async def test_a_factual_question_on_the_documents_topic_is_never_answered_from_
 
 
 def test_an_open_question_is_searched_when_the_documents_cover_it_not_merely_touch_it() -> None:
-    from agents.master import Probe, Reading, err_towards_evidence
+    from agents.assessment import Probe, Reading
+    from agents.master import err_towards_evidence
 
     open_question = "How should I structure logging in a large Python application?"
     settings = make_settings()

@@ -10,7 +10,7 @@ import pytest
 import pytest_asyncio
 from langchain_core.messages import HumanMessage
 
-from agents.master import AssessmentReply, assess_prompt, calibrate, route_for
+from agents.assessment import AssessmentReply, assess_prompt, calibrate, route_for
 from agents.plan_prompt import PlanSketch, plan_prompt
 from core.plan import validate_plan
 from core.run import Run
