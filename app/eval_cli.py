@@ -44,6 +44,7 @@ def _qa_command(args: argparse.Namespace) -> str:
         if value not in (None, 0, 1) or (flag == "n" and value is not None):
             words += [f"--{flag}", str(value)]
     words += ["--split", args.split] if args.split != "all" else []
+    words += ["--type", args.type] if args.type else []
     words += ["--systems", args.systems] if args.systems != "aisearch,rag" else []
     words += ["--no-judge"] if args.no_judge else []
     words += ["--run", args.run] if args.run else []
@@ -72,6 +73,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
         offset=args.offset,
         seed=args.seed,
         split=args.split,
+        kind=args.type,
         systems=systems,
         judge=not args.no_judge,
         concurrency=max(1, args.concurrency),
@@ -84,7 +86,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
     if args.fresh and run_dir.exists():
         shutil.rmtree(run_dir)
     questions = load_questions(
-        options.data, options.n, options.offset, options.seed, options.split
+        options.data, options.n, options.offset, options.seed, options.split, options.kind
     )  # fail fast
     settings = load_settings(args.config)
 
@@ -296,6 +298,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--split", choices=("tune", "held_out", "all"), default="all",
         help="the tuning part, the held-out part (a third, fixed by id hash) or all questions (default)",
     )  # fmt: skip
+    qa.add_argument("--type", help="only questions of this type (the data's type field, e.g. comparison)")
     qa.add_argument("--systems", default="aisearch,rag", help="comma list of aisearch, rag, closed_book")
     qa.add_argument("--no-judge", action="store_true", help="skip the LLM judge (EM/F1 only)")
     qa.add_argument("--judge-model", help="judge model name (default: the writer's)")

@@ -65,11 +65,18 @@ def select(
     offset: int = 0,
     seed: int | None = None,
     split: str = "all",
+    kind: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The slice ``[offset, offset + n)`` of ``rows`` in ``split``, shuffled first with ``seed`` when given."""
+    """The slice ``[offset, offset + n)`` of ``rows`` in ``split`` (and of question type ``kind``,
+    e.g. ``comparison``), shuffled first with ``seed`` when given."""
     if split not in SPLITS:
         raise DatasetError(f"unknown split {split!r} (choose from {', '.join(SPLITS)})")
     ordered = [row for row in rows if split == "all" or split_of(row["id"]) == split]
+    if kind is not None:
+        kinds = sorted({str(row.get("type")) for row in ordered})
+        ordered = [row for row in ordered if row.get("type") == kind]
+        if not ordered:
+            raise DatasetError(f"no question of type {kind!r} (the types here: {', '.join(kinds)})")
     if seed is not None:
         random.Random(seed).shuffle(ordered)
     end = None if n is None else offset + n
@@ -77,7 +84,13 @@ def select(
 
 
 def load_questions(
-    path: str | Path, n: int | None = None, offset: int = 0, seed: int | None = None, split: str = "all"
+    path: str | Path,
+    n: int | None = None,
+    offset: int = 0,
+    seed: int | None = None,
+    split: str = "all",
+    kind: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Questions of a HotpotQA-format or regression-set file, selected by ``split``/``n``/``offset``/``seed``."""
-    return select(read_jsonl(path), n, offset, seed, split)
+    """Questions of a HotpotQA-format or regression-set file, selected by
+    ``split``/``kind``/``n``/``offset``/``seed``."""
+    return select(read_jsonl(path), n, offset, seed, split, kind)

@@ -63,6 +63,7 @@ class QAOptions:
     offset: int = 0
     seed: int | None = None
     split: str = "all"  # "tune", "held_out" or "all" (evals/qa_data.py split_of)
+    kind: str | None = None  # only questions of this type (e.g. "comparison")
     systems: tuple[str, ...] = ("aisearch", "rag")
     judge: bool = True
     concurrency: int = 1
@@ -80,6 +81,8 @@ def default_run_dir(options: QAOptions) -> Path:
     parts = [f"qa-{time.strftime('%Y-%m-%d')}-{name}", f"n{options.n if options.n is not None else 'all'}"]
     if options.split != "all":
         parts.append(options.split.replace("_", "-"))
+    if options.kind:
+        parts.append(re.sub(r"[^A-Za-z0-9]+", "-", options.kind))
     if options.seed is not None:
         parts.append(f"s{options.seed}")
     if options.offset:
@@ -234,7 +237,9 @@ async def run_qa(
     config = {**json.loads(json.dumps(asdict(options), default=str)), "run_dir": str(run_dir)}
     (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     if questions is None:
-        questions = load_questions(options.data, options.n, options.offset, options.seed, options.split)
+        questions = load_questions(
+            options.data, options.n, options.offset, options.seed, options.split, options.kind
+        )
     records_path = run_dir / RECORDS
     done = finished_ids(records_path)
     todo = [q for q in questions if q["id"] not in done]

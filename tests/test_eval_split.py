@@ -31,6 +31,21 @@ def test_the_parts_are_fixed_by_id_disjoint_and_about_a_third_held_out(tmp_path:
         load_questions(data, split="test")
 
 
+def test_a_question_type_is_selected_within_the_part(tmp_path: Path) -> None:
+    rows = [
+        {"id": f"q{i}", "question": f"Q{i}?", "answer": "x", "type": "comparison" if i % 3 == 0 else "bridge"}
+        for i in range(60)
+    ]
+    data = tmp_path / "dev.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+    held = load_questions(data, split="held_out", kind="comparison")
+    assert held and all(q["type"] == "comparison" and split_of(q["id"]) == "held_out" for q in held)
+    assert len(load_questions(data, n=2, kind="bridge")) == 2
+    with pytest.raises(DatasetError, match="no question of type 'yesno'.*bridge, comparison"):
+        load_questions(data, kind="yesno")
+
+
 def test_the_summary_reports_the_tuning_and_held_out_parts_side_by_side() -> None:
     ids = ["q0", "q1", "q2", "q3", "q4", "q5"]
     records = [
