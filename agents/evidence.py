@@ -35,13 +35,28 @@ def _passages(structured: Any) -> list[dict[str, Any]]:
     ]
 
 
+def published_day(item: dict[str, Any]) -> str:
+    """The day a passage was published as its source gives it (``2026-11-18`` from an ISO time,
+    else as written, e.g. "3 days ago"); "" when it gives none."""
+    published = str(item.get("published") or "").strip()
+    return published[:10] if ISO_DAY.match(published) else published
+
+
 def dated(item: dict[str, Any], content: str) -> str:
     """A passage's text with its publication date in front, when its source gives one (web pages)."""
-    published = str(item.get("published") or "").strip()
-    if not published:
-        return content
-    day = published[:10] if ISO_DAY.match(published) else published
-    return f"(published {day}) {content}"
+    day = published_day(item)
+    return f"(published {day}) {content}" if day else content
+
+
+def newest_first(items: list[Evidence]) -> list[Evidence]:
+    """``items`` with those dated by an ISO day first, newest first; the others after, in order.
+
+    For a question about the present the newest page is the one to read first: a small reader
+    takes the first figure it meets.
+    """
+    dated_items = [item for item in items if ISO_DAY.match(item.get("published", ""))]
+    undated = [item for item in items if item not in dated_items]
+    return sorted(dated_items, key=lambda item: item.get("published", ""), reverse=True) + undated
 
 
 def tool_evidence(task: Task, outcome: ToolOutcome) -> list[Evidence]:
@@ -52,8 +67,9 @@ def tool_evidence(task: Task, outcome: ToolOutcome) -> list[Evidence]:
     """
     passages = _passages(outcome.structured)
     if passages:
-        return [
-            Evidence(
+        found = []
+        for item in passages:
+            evidence = Evidence(
                 id=str(item["id"]),
                 kind="document",
                 title=str(item.get("title") or item["id"]),
@@ -61,8 +77,10 @@ def tool_evidence(task: Task, outcome: ToolOutcome) -> list[Evidence]:
                 content=dated(item, str(item.get("text") or item.get("snippet"))),
                 task_id=task.id,
             )
-            for item in passages
-        ]
+            if day := published_day(item):
+                evidence["published"] = day
+            found.append(evidence)
+        return found
     args = json.dumps(outcome.args, sort_keys=True, ensure_ascii=False)
     server, _, tool = outcome.tool.partition(".")
     return [

@@ -27,10 +27,12 @@ from agents.answer_form import is_open_question
 from agents.chain_answer import broken_chain_sources, chain_reasons, chain_record, complete, findings
 from agents.citations import check_citations
 from agents.compare import Verdict, cited_facts, comparison_of, read_each
+from agents.evidence import newest_first
 from agents.facets import answer_choices, is_yes_no_question
 from agents.focus import focus_passages
 from agents.recall import remember
 from agents.short_answer import explanation_of, short_of
+from agents.web_route import asks_about_now
 from core.events import AnswerEvent, emit
 from core.plan import current_plan
 from core.run import RunContext, current_run
@@ -53,15 +55,21 @@ SUMMED_UP = "in one sentence that sums up the answer. No details yet."
 
 
 def number_sources(state: SearchState) -> list[Evidence]:
-    """The evidence in plan order (task by task), each cited as ``[n]`` by its 1-based position."""
+    """The evidence in plan order (task by task), each cited as ``[n]`` by its 1-based position.
+
+    For a question about the present (``agents/web_route.py``) a task's dated pages come first,
+    newest first.
+    """
     evidence = state.get("evidence", {})
     results = state.get("results", {})
     order = [task["id"] for task in (state.get("plan") or {}).get("tasks", [])]
+    recent = asks_about_now((state.get("assessment") or {}).get("resolved_query") or state.get("query", ""))
     ordered: list[Evidence] = []
     for task_id in order:
-        for evidence_id in results.get(task_id, {}).get("evidence_ids", []):
-            if evidence_id in evidence and evidence[evidence_id] not in ordered:
-                ordered.append(evidence[evidence_id])
+        found = [evidence[eid] for eid in results.get(task_id, {}).get("evidence_ids", []) if eid in evidence]
+        for item in newest_first(found) if recent else found:
+            if item not in ordered:
+                ordered.append(item)
     return ordered
 
 
@@ -113,7 +121,7 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str], short: 
         "text": text.strip(),
         "citations": citations,
         "sources": [
-            {"n": n, **{k: s[k] for k in ("id", "kind", "title", "source")}}
+            {"n": n, **{k: s[k] for k in ("id", "kind", "title", "source", "published") if k in s}}
             for n, s in enumerate(sources, start=1)
         ],
         "basis": "sources" if sources else "model_knowledge",

@@ -20,6 +20,7 @@ class AnswerSource(BaseModel):
     source: str = Field(description="Where it comes from: a URL, a file, or mcp://server/tool")
     kind: str = Field(description="What it is: a document passage, a tool's result, or model knowledge")
     cited: bool = Field(description="Whether the answer cites it")
+    published: str | None = Field(None, description="When a web page was published, as its source gives it")
 
 
 class AskResult(BaseModel):
@@ -63,6 +64,7 @@ def ask_result(thread_id: str, values: dict[str, Any]) -> AskResult:
             source=source.get("source", ""),
             kind=source.get("kind", ""),
             cited=source["n"] in cited,
+            published=source.get("published"),
         )
         for source in answer.get("sources", [])
     ]

@@ -46,6 +46,7 @@ class Evidence(TypedDict):
     source: str
     content: str
     task_id: str
+    published: NotRequired[str]  # the day a web page was published (YYYY-MM-DD), when its source says
 
 
 class ToolCallRecord(TypedDict):
@@ -194,6 +195,7 @@ class Source(TypedDict):
     kind: str
     title: str
     source: str
+    published: NotRequired[str]  # a web page's day of publication, when its source gives one
 
 
 class ComparedRecord(TypedDict):

@@ -109,6 +109,9 @@ def test_a_question_only_a_web_page_answers_shows_the_page_as_its_source(
     assert link.get_attribute("href") == fixture_url + PAGE
     assert link.get_attribute("target") == "_blank" and link.get_attribute("rel") == "noopener noreferrer"
     expect(link).to_contain_text(TITLE)
+    published = sources.first.get_by_test_id("published")
+    expect(published).to_have_text(" · published 2026-11-18")
+    assert published.get_attribute("datetime") == "2026-11-18"
     cite = tab.get_by_test_id("answer").locator("a.cite")
     assert cite.get_attribute("href") == fixture_url + PAGE, "[1] opens the page itself"
 

@@ -65,6 +65,9 @@ async def test_a_question_beyond_the_documents_is_answered_from_a_fetched_page(
     cited = state["evidence"][citation["evidence_id"]]
     assert "Ilsabet Marrow" in cited["content"], "read from the page: the search snippet does not name her"
     assert cited["content"].startswith("(published 2026-11-18)")
+    assert cited["published"] == "2026-11-18"
+    shown = next(source for source in state["answer"]["sources"] if source["n"] == citation["n"])
+    assert shown["published"] == "2026-11-18", "the answer's source list carries the page's date"
     writer_prompt = next(call.prompt for call in team["writer"].calls if WRITER in call.prompt)
     assert "Ilsabet Marrow" in writer_prompt
 

@@ -46,3 +46,29 @@ def test_an_answer_without_sources_is_marked_as_model_knowledge() -> None:
         and answer["citations"] == []
         and answer["uncited_sentences"] == []
     )
+
+
+def test_a_question_about_the_present_reads_a_tasks_newest_pages_first() -> None:
+    def page(eid: str, published: str = "") -> dict:
+        item = evidence(eid, "document")
+        return item | {"published": published} if published else item
+
+    pages = [
+        page("w-old", "2024-03-01"),
+        page("w-undated"),
+        page("w-new", "2026-11-20"),
+        page("w-mid", "2025-06-30"),
+    ]
+    state = {
+        "plan": {"tasks": [{"id": "t1"}]},
+        "results": {"t1": {"evidence_ids": [item["id"] for item in pages]}},
+        "evidence": {item["id"]: item for item in pages},
+    }
+    latest = number_sources(state | {"query": "What is the latest release of Kestrel?"})
+    assert [s["id"] for s in latest] == ["w-new", "w-mid", "w-old", "w-undated"]
+    timeless = number_sources(state | {"query": "Who founded Kestrel?"})
+    assert [s["id"] for s in timeless] == ["w-old", "w-undated", "w-new", "w-mid"], "search order kept"
+
+    answer = build_answer("Kestrel 4.2 is the latest [1].", latest, missing=[])
+    assert answer["sources"][0]["published"] == "2026-11-20"
+    assert "published" not in answer["sources"][3], "no date where the source gives none"

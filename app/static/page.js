@@ -263,8 +263,14 @@ function showAnswer(answer, failures = []) {
       ...(web ? { target: "_blank", rel: "noopener noreferrer" } : {}),
     }, source.title || source.source);
     const note = source.kind === "model" ? " (model knowledge, not a retrieved source)" : "";
-    page.sources.append(el("li", { id: `source-${source.n}`, value: source.n }, link,
-      el("span", { class: "source" }, ` ${source.source}${note}`)));
+    const parts = [link, el("span", { class: "source" }, ` ${source.source}${note}`)];
+    if (source.published) {
+      parts.push(el("time", {
+        class: "published", "data-testid": "published",
+        datetime: /^\d{4}-\d{2}-\d{2}$/.test(source.published) ? source.published : undefined,
+      }, ` · published ${source.published}`));
+    }
+    page.sources.append(el("li", { id: `source-${source.n}`, value: source.n }, ...parts));
   }
   page.sourcesTitle.hidden = !answer.sources?.length;
   page.gaps.replaceChildren(...(answer.missing || []).map((gap) => el("li", {}, `Not found: ${gap}`)));
