@@ -123,17 +123,16 @@ def search_text(result: SearchResult) -> str:
 
 def describe_event(event: Event) -> str:
     """One line saying what a progress event is (sent as an MCP progress message)."""
-    kind = event["event"]
-    if kind == "route":
+    if event["event"] == "route":
         return f"route {event['route']}"
-    if kind == "tools":
+    if event["event"] == "tools":
         return "tools " + ", ".join(event["candidates"])
-    if kind == "plan":
+    if event["event"] == "plan":
         return f"plan v{event['version']} with {len(event['tasks'])} tasks"
-    if kind == "task_start":
+    if event["event"] == "task_start":
         return f"task {event['task_id']} started: {event['goal']}"
-    if kind == "task_end":
+    if event["event"] == "task_end":
         return f"task {event['task_id']} {event['status']}"
-    if kind == "review":
+    if event["event"] == "review":
         return f"review {event['decision']}: {event['reason']}"
     return "answer written"

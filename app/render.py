@@ -23,43 +23,40 @@ class ProgressPrinter:
 
     def event(self, event: Event) -> None:
         """Render one custom stream event."""
-        kind = event.get("event")
-        if kind == "route":
+        if event["event"] == "route":
             a = event["assessment"]
             self.console.print(
                 f"[bold]route[/] {event['route']}  ({a['complexity']}, strategy {a['strategy']}, decided by "
                 f"{a.get('decided_by', 'llm')}{', rule fallback' if a.get('fallback') else ''})"
                 f" - {a.get('rationale', '')}"
             )
-        elif kind == "cache":
+        elif event["event"] == "cache":
             self.console.print(
                 f'[bold]cache[/] answered before: "{escape(event["query"])}" (similarity '
                 f"{event['similarity']:.2f}, {age_text(event['age_s'])} old; the team took {event['saved_s']:.1f} s)"
             )
-        elif kind == "tools":
+        elif event["event"] == "tools":
             self.console.print(f"[bold]tools[/] {', '.join(event['candidates']) or '(none)'}")
-        elif kind == "plan":
+        elif event["event"] == "plan":
             self.console.print(plan_tree(event))
-        elif kind == "task_start":
+        elif event["event"] == "task_start":
             self.console.print(
                 f"  [cyan]▶ {event['task_id']}[/] {event['goal']}  [dim]{event['tool'] or 'model'}[/]"
             )
-        elif kind == "task_end":
+        elif event["event"] == "task_end":
             colour = {"ok": "green", "incomplete": "yellow"}.get(event["status"], "red")
             detail = event.get("error") or event.get("output", "")
             self.console.print(
                 f"  [{colour}]■ {event['task_id']} {event['status']}[/] in {event['seconds']:.1f}s"
                 f"  [dim]{detail[:120]}[/]"
             )
-        elif kind == "tool_switch":
+        elif event["event"] == "tool_switch":
             self.console.print(
                 f"  [yellow]↪ {event['task_id']}[/] {event['from_tool']} → backup {event['to_tool']}"
                 f"  [dim]{event['reason'][:120]}[/]"
             )
-        elif kind == "review" and event["decision"] != "write":
+        elif event["event"] == "review":
             self.console.print(f"[bold]review[/] {event['decision']}: {event['reason']}")
-        elif kind == "review":
-            self.console.print(f"[bold]review[/] write: {event['reason']}")
 
     def token(self, text: str, message: str | None = None) -> None:
         """Print a streamed answer token; a new ``message`` (the Writer's second turn, its reasons
