@@ -12,7 +12,7 @@ import re
 
 from agents.focus import terms
 from agents.short_answer import short_of
-from core.state import ChainStep, Evidence, HopRecord, SearchState
+from core.state import ChainStep, Evidence, HopRecord, SearchState, task_evidence_ids
 
 UNKNOWN = "unknown"
 WHOLE_QUESTION = "q"  # the task id of a broken chain's search of the whole question
@@ -100,7 +100,6 @@ def findings(hops: list[HopRecord]) -> str:
 def chain_record(hops: list[HopRecord], state: SearchState) -> list[ChainStep]:
     """The chain as the answer records it: each hop's question as searched, its answer and status,
     and the titles of the passages it read (what a trace needs to say where a chain broke)."""
-    results = state.get("results", {})
     evidence = state.get("evidence", {})
     return [
         ChainStep(
@@ -109,7 +108,7 @@ def chain_record(hops: list[HopRecord], state: SearchState) -> list[ChainStep]:
             status=record["status"],
             titles=[
                 evidence[eid]["title"]
-                for eid in results.get(record["task_id"], {}).get("evidence_ids", [])
+                for eid in task_evidence_ids(state, record["task_id"])
                 if eid in evidence
             ],
         )

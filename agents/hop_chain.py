@@ -34,7 +34,7 @@ from agents.planner import publish
 from agents.strategies import SearchTools, run_search, search_task, search_tools
 from core.plan import Plan, Task, current_plan
 from core.run import Run, RunContext, current_run
-from core.state import Evidence, HopRecord, SearchState, tool_calls_used
+from core.state import Evidence, HopRecord, SearchState, resolved_query, tool_calls_used
 from models.errors import MODEL_ERRORS, describe_model_error
 from models.structured import decode_entities, message_text, strip_thinking
 from prompts import render
@@ -258,7 +258,7 @@ async def split_question(
     """The serial strategy's first step: a chain of simple questions is followed hop by hop, a
     question kept whole is searched as it is (``serial_search``)."""
     run = await current_run(runtime)
-    query = (state.get("assessment") or {}).get("resolved_query") or state["query"]
+    query = resolved_query(state)
     if search_tools(state, run) is None:
         return Command(goto="serial_search", update={"hops": []})
     steps = await decompose(run, query)

@@ -29,7 +29,7 @@ from langgraph.types import Overwrite
 
 from core.events import AnswerEvent, CacheEvent, emit
 from core.run import Run
-from core.state import Answer, CachedRecord, SearchState
+from core.state import Answer, CachedRecord, SearchState, resolved_query
 from tools.question_forms import CLOCK_QUESTION, LIVE, RECENT, RELATIVE_TIME
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ async def recall(run: Run, state: SearchState, query: str, today: str) -> dict[s
 
 def unkept_because(run: Run, state: SearchState, answer: Answer) -> str | None:
     """Why ``answer`` may not be served again (see the module docstring), or None."""
-    question = (state.get("assessment") or {}).get("resolved_query") or state.get("query", "")
+    question = resolved_query(state)
     if time_dependent(state.get("query", "")) or time_dependent(question):
         return "it asks about the present"
     if answer["missing"]:
@@ -110,7 +110,7 @@ def unkept_because(run: Run, state: SearchState, answer: Answer) -> str | None:
     clarification = state.get("clarification")
     if clarification is not None and clarification["status"] == "used":
         return "a clarification changed the question"
-    if (state.get("assessment") or {}).get("web"):
+    if (assessment := state.get("assessment")) and assessment.get("web"):
         return "it was searched on the web"
     results = [*state.get("results", {}).values(), *state.get("discarded", [])]
     for call in (call for result in results for call in result["tool_calls"]):

@@ -35,7 +35,15 @@ from agents.writer import format_sources, number_sources
 from core.events import TaskEndEvent, TaskStartEvent, emit
 from core.plan import Plan, Task, current_plan
 from core.run import Run, RunContext, current_run
-from core.state import SearchState, TaskPayload, TaskResult, ToolCallRecord, tool_calls_used
+from core.state import (
+    SearchState,
+    TaskPayload,
+    TaskResult,
+    ToolCallRecord,
+    resolved_query,
+    task_evidence_ids,
+    tool_calls_used,
+)
 from models.errors import MODEL_ERRORS, describe_model_error
 from models.structured import message_text, strip_thinking
 from prompts import render
@@ -155,10 +163,6 @@ async def run_search(run: Run, task: Task, plan_version: int) -> dict[str, Any]:
     return {"results": {task.id: result}, "evidence": {item["id"]: item for item in evidence}}
 
 
-def _query(state: SearchState) -> str:
-    return (state.get("assessment") or {}).get("resolved_query") or state["query"]
-
-
 def _no_search_tool(state: SearchState) -> Command[Literal["writer"]]:
     return Command(goto="writer", update={"missing": ["no search tool is available for this question"]})
 
@@ -169,7 +173,7 @@ async def direct_search(state: SearchState, runtime: Runtime[RunContext]) -> Com
     tools = search_tools(state, run)
     if tools is None:
         return _no_search_tool(state)
-    task = search_task("s1", _query(state), tools, k=run.settings.budgets.search_k)
+    task = search_task("s1", resolved_query(state), tools, k=run.settings.budgets.search_k)
     update = publish(Plan(tasks=[task], version=1), "single")
     update |= await run_search(run, task, 1)
     return Command(goto="writer", update=update)
@@ -183,8 +187,9 @@ async def parallel_search(
     tools = search_tools(state, run)
     if tools is None:
         return _no_search_tool(state)
-    query = _query(state)
-    facets = list(dict.fromkeys((state.get("assessment") or {}).get("facets") or []))
+    query = resolved_query(state)
+    assessment = state.get("assessment")
+    facets = list(dict.fromkeys((assessment.get("facets") if assessment else None) or []))
     facets = facets[: max(run.settings.budgets.max_parallel - 1, 1)]
     tasks = [search_task(f"s{i}", facet, tools, k=FACET_K) for i, facet in enumerate(facets, start=1)]
     question_k = QUESTION_K_PARALLEL if tasks else run.settings.budgets.search_k
@@ -235,10 +240,10 @@ async def serial_search(
     query = state.get("next_query") if tasks else None
     results = state.get("results", {})
     if not tasks:
-        task = search_task("h1", _query(state), tools, k=run.settings.budgets.search_k)
+        task = search_task("h1", resolved_query(state), tools, k=run.settings.budgets.search_k)
     elif tools.follow and all(t.tool != tools.follow for t in tasks):
-        found = results.get(tasks[-1].id, {}).get("evidence_ids", [])[:FIRST_HOP_K]
-        task = follow_task(f"h{len(tasks) + 1}", _query(state), tools, tasks[-1].id, found)
+        found = task_evidence_ids(state, tasks[-1].id)[:FIRST_HOP_K]
+        task = follow_task(f"h{len(tasks) + 1}", resolved_query(state), tools, tasks[-1].id, found)
     elif query:
         task = search_task(f"h{len(tasks) + 1}", query, tools, k=HOP_K, deps=[tasks[-1].id])
     else:
@@ -308,7 +313,7 @@ async def next_hop(
     ):
         return Command(goto="writer", update={"next_query": None})
     sources = format_sources(number_sources(state))
-    prompt = render("serial_next_hop", sources=sources, query=_query(state))
+    prompt = render("serial_next_hop", sources=sources, query=resolved_query(state))
     model = run.model("master").bind(max_tokens=HOP_TOKENS, temperature=0)
     system = SystemMessage(content=render("reader_system"))  # the Writer's: one cached prefix for both
     try:
@@ -319,7 +324,7 @@ async def next_hop(
         return Command(
             goto="writer", update={"next_query": None, "missing": [f"a further search step ({problem})"]}
         )
-    query = hop_query(message_text(reply), _query(state), [task.goal for task in plan.tasks])
+    query = hop_query(message_text(reply), resolved_query(state), [task.goal for task in plan.tasks])
     log.info("next hop after %d: %r", len(plan.tasks), query)
     if query is None:
         return Command(goto="writer", update={"next_query": None})

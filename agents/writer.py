@@ -36,7 +36,7 @@ from agents.web_route import asks_about_now
 from core.events import AnswerEvent, emit
 from core.plan import current_plan
 from core.run import RunContext, current_run
-from core.state import Answer, Citation, Evidence, SearchState
+from core.state import Answer, Citation, Evidence, SearchState, resolved_query, task_evidence_ids
 from core.text import CITATION, format_history, sentences
 from models.errors import MODEL_ERRORS, describe_model_error, is_context_overflow
 from models.structured import decode_entities, message_text, strip_thinking
@@ -61,12 +61,11 @@ def number_sources(state: SearchState) -> list[Evidence]:
     newest first.
     """
     evidence = state.get("evidence", {})
-    results = state.get("results", {})
-    order = [task["id"] for task in (state.get("plan") or {}).get("tasks", [])]
-    recent = asks_about_now((state.get("assessment") or {}).get("resolved_query") or state.get("query", ""))
+    order = [task["id"] for task in plan["tasks"]] if (plan := state.get("plan")) else []
+    recent = asks_about_now(resolved_query(state))
     ordered: list[Evidence] = []
     for task_id in order:
-        found = [evidence[eid] for eid in results.get(task_id, {}).get("evidence_ids", []) if eid in evidence]
+        found = [evidence[eid] for eid in task_evidence_ids(state, task_id) if eid in evidence]
         for item in newest_first(found) if recent else found:
             if item not in ordered:
                 ordered.append(item)
@@ -201,7 +200,7 @@ def _prompt(
     ]
     if failures:
         gaps += "Problems: " + "; ".join(failures) + "\n"
-    resolved = (state.get("assessment") or {}).get("resolved_query") or query
+    resolved = resolved_query(state) or query
     hop_queries = [record["query"] for record in state.get("hops") or [] if record["query"]]
     question = query if resolved == query else f"{query} (meaning: {resolved})"
     options = answer_choices(resolved)
@@ -255,7 +254,7 @@ async def _read(
 async def _compare(model: BaseChatModel, state: SearchState, sources: list[Evidence]) -> Verdict | None:
     """A comparison question read one entity at a time (``agents/compare.py``); None for other
     questions, or when a reading fails (the Writer then reads the question whole)."""
-    question = (state.get("assessment") or {}).get("resolved_query") or state["query"]
+    question = resolved_query(state)
     comparison = comparison_of(question)
     if comparison is None:
         return None
@@ -274,7 +273,7 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     missing = list(dict.fromkeys(state.get("missing", [])))
     direct = state.get("route") == "writer_only" or (not sources and not state.get("plan"))
     model = run.model("writer")
-    full = is_open_question((state.get("assessment") or {}).get("resolved_query") or state["query"])
+    full = is_open_question(resolved_query(state))
     hops = state.get("hops") or []
     chained = complete(hops) and not full
     evidence_ids = {tid: result["evidence_ids"] for tid, result in state.get("results", {}).items()}

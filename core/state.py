@@ -318,6 +318,18 @@ class OutputState(TypedDict, total=False):
     missing: list[str]
 
 
+def resolved_query(state: SearchState) -> str:
+    """The query as the Master resolved it (earlier turns' references filled in), else as asked."""
+    assessment = state.get("assessment")
+    return (assessment.get("resolved_query") if assessment else None) or state.get("query", "")
+
+
+def task_evidence_ids(state: SearchState, task_id: str) -> list[str]:
+    """The evidence ids of a task's result (none when the task has no result yet)."""
+    result = state.get("results", {}).get(task_id)
+    return result.get("evidence_ids", []) if result else []
+
+
 def tool_calls_used(state: SearchState) -> int:
     """Tool calls made this turn, kept and discarded results alike."""
     results = [*state.get("results", {}).values(), *state.get("discarded", [])]
