@@ -144,7 +144,7 @@ def settle(comparison: Comparison, facts: dict[str, str]) -> str | None:
     """The answer the per-entity facts settle, or None when they leave it open."""
     if comparison.form in ("earlier", "later"):
         keys = {entity: date_key(fact) for entity, fact in facts.items()}
-        dated = {entity: key for entity, key in keys.items() if key is not None}
+        dated: dict[str, tuple[int, ...]] = {entity: key for entity, key in keys.items() if key is not None}
         if len(dated) != len(keys):
             return None
         # compared at the precision every date has: "1966" against "24 September 1966" is a tie

@@ -28,7 +28,7 @@ from agents.tool_history import record_task
 from core.events import TaskEndEvent, TaskStartEvent, emit
 from core.plan import REF_PATTERN, Task
 from core.run import Run, RunContext, current_run
-from core.state import Evidence, TaskOutcome, TaskPayload, TaskResult, ToolCallRecord, ToolSwitch
+from core.state import Evidence, Status, TaskOutcome, TaskPayload, TaskResult, ToolCallRecord, ToolSwitch
 from models.structured import StructuredOutputError, structured_call
 from prompts import render
 from tools.hub import ToolOutcome, ToolSpec, query_argument
@@ -240,7 +240,7 @@ async def run_model_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutc
         content=computed.result,
         task_id=task.id,
     )
-    status = "ok" if computed.complete and computed.result.strip() else "incomplete"
+    status: Status = "ok" if computed.complete and computed.result.strip() else "incomplete"
     return TaskOutcome(status, computed.result, None, evidence=[evidence])
 
 

@@ -19,7 +19,7 @@ import threading
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ValidationError
@@ -123,8 +123,9 @@ async def run_toolkits(run: Run) -> Toolkits:
                     specs, routing_embedder(), k=settings.toolkit_k, seed=settings.toolkit_seed
                 )
 
-        run.toolkits, computed = await asyncio.to_thread(load)
-        log.info("toolkits %s: %d groups", "computed" if computed else "loaded", len(run.toolkits.groups))
+        toolkits, computed = await asyncio.to_thread(load)
+        log.info("toolkits %s: %d groups", "computed" if computed else "loaded", len(toolkits.groups))
+        run.toolkits = toolkits
     return run.toolkits
 
 
@@ -185,7 +186,7 @@ async def call_with_backups(
         spec = hub.specs[peer]
         model = arg_models(spec)
         mapped = name_mapped_args(args, spec, model)
-        how = "name"
+        how: Literal["name", "model"] = "name"
         if mapped is None:
             mapped, how = await model_mapped_args(run, task, args, tool, spec, model), "model"
         if mapped is None:

@@ -305,7 +305,7 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
         log.warning("reading hop %d failed (%s); the Writer reads what was found", index + 1, problem)
         answer = UNKNOWN
         update["missing"] = [f"hop {index + 1}: {query} ({problem})"]
-    status = "unanswered" if answer == UNKNOWN else "answered"
+    status: Literal["unanswered", "answered"] = "unanswered" if answer == UNKNOWN else "answered"
     hops[index] |= {
         "query": query,
         "answer": "" if answer == UNKNOWN else answer,

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, Field, create_model
 
 from core.plan import Task
+from core.state import CandidateTool
 from prompts import render
 from tools.hub import QUERY_ARGS
 
@@ -44,7 +45,7 @@ def sketch_model(max_tasks: int) -> type[PlanSketch]:
     )
 
 
-def describe_tools(candidates: list[dict[str, Any]]) -> str:
+def describe_tools(candidates: list[CandidateTool]) -> str:
     """One line per candidate tool: its name, argument names and the first line of its description."""
     if not candidates:
         return '(no tools: every task must have "tool": null)'
@@ -57,14 +58,14 @@ def describe_tools(candidates: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def search_argument(tool: dict[str, Any]) -> str | None:
+def search_argument(tool: CandidateTool) -> str | None:
     """The query argument of a candidate that is a search tool (``docsearch.search``), else None."""
     if "search" not in tool["name"].partition(".")[2].lower():
         return None
     return next((name for name in QUERY_ARGS if name in tool.get("args", {})), None)
 
 
-def plan_example(candidates: list[dict[str, Any]]) -> str:
+def plan_example(candidates: list[CandidateTool]) -> str:
     """The worked example's plan, written with this question's tools: two lookups in parallel (with
     the search tool when one is listed), then the computation (with the calculator when listed)."""
     search = next(((tool["name"], arg) for tool in candidates if (arg := search_argument(tool))), None)
@@ -100,7 +101,7 @@ def plan_prompt(
     today: str,
     max_tasks: int,
     strategy: str,
-    candidates: list[dict[str, Any]],
+    candidates: list[CandidateTool],
     query: str,
     context: str = "",
     hint: str = "",

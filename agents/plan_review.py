@@ -32,17 +32,16 @@ from core.events import AnswerEvent, emit
 from core.human import PlanReviewRequest, ReplyError, read_plan_decision
 from core.plan import Plan, PlanError, current_plan, validate_plan
 from core.run import RunContext, current_run
-from core.state import SearchState
+from core.state import SearchState, resolved_query
 
 log = logging.getLogger(__name__)
 
 
 def review_request(state: SearchState, plan: Plan, tools: list[str], error: str | None) -> PlanReviewRequest:
     """What the person is shown: the question, the plan and its waves, the tools it may use."""
-    assessment = state.get("assessment") or {}
     return PlanReviewRequest(
         kind="plan_review",
-        query=assessment.get("resolved_query") or state.get("query", ""),
+        query=resolved_query(state),
         plan=plan.model_dump(),  # type: ignore[typeddict-item]
         waves=plan.waves(),
         tools=tools,
@@ -89,7 +88,7 @@ async def review_plan(
         return Command(goto="dispatch")
     if decision.action == "reject":
         log.info("plan v%d rejected: %s", plan.version, decision.reason)
-        return Command(goto=END, update=rejected(decision.reason.strip()))
+        return Command(goto=END, update=rejected(decision.reason.strip()))  # type: ignore[arg-type]  # langgraph types END as str
     assert edited is not None  # an edit leaves the loop only once its plan is valid
     edited.version = plan.version + 1
     return Command(goto="dispatch", update=publish(edited, "edit"))

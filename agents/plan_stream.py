@@ -33,7 +33,7 @@ from agents.executor import run_task
 from agents.id_deps import needs_of
 from core.plan import TASK_ID_PATTERN, Plan, Task, task_payload
 from core.run import Run
-from core.state import SearchState, TaskResult
+from core.state import CandidateTool, SearchState, TaskResult
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ class EarlyStart:
 def early_start(
     run: Run,
     state: SearchState,
-    candidates: list[dict[str, Any]],
+    candidates: list[CandidateTool],
     version: int,
     normalise: Callable[[Task], Task],
 ) -> EarlyStart:

@@ -34,7 +34,7 @@ from agents.tool_history import chain_hint
 from core.events import PlanEvent, emit
 from core.plan import REF_PATTERN, Plan, PlanError, Task, current_plan, validate_plan
 from core.run import RunContext, current_run
-from core.state import PlanEntry, PlanMode, SearchState, TaskResult
+from core.state import CandidateTool, PlanEntry, PlanMode, SearchState, TaskResult
 from models.structured import structured_call
 from prompts import render
 from tools.candidates import candidate
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 
 def fallback_plan(
-    query: str, candidates: list[dict[str, Any]], first_id: str = "t1", avoid: frozenset[str] = frozenset()
+    query: str, candidates: list[CandidateTool], first_id: str = "t1", avoid: frozenset[str] = frozenset()
 ) -> list[Task]:
     """A single task over the top-ranked tool that has not failed and needs no identifier from
     another tool (or none): the last resort."""
@@ -53,8 +53,8 @@ def fallback_plan(
 
 
 def widen_candidates(
-    candidates: list[dict[str, Any]], failed_tools: set[str], specs: dict[str, ToolSpec]
-) -> list[dict[str, Any]]:
+    candidates: list[CandidateTool], failed_tools: set[str], specs: dict[str, ToolSpec]
+) -> list[CandidateTool]:
     """Swap failed tools for their backups (the other tools of their server) in the candidate set."""
     names = {tool["name"] for tool in candidates}
     servers = {name.partition(".")[0] for name in failed_tools}
@@ -68,7 +68,7 @@ def widen_candidates(
     return [tool for tool in [*candidates, *extra] if tool["name"] not in failed_tools]
 
 
-def _normalise_tools(tasks: list[Task], candidates: list[dict[str, Any]]) -> list[Task]:
+def _normalise_tools(tasks: list[Task], candidates: list[CandidateTool]) -> list[Task]:
     """Map a tool written without its server prefix (``calculate``) to the unique candidate."""
     names = [tool["name"] for tool in candidates]
     fixed = []
@@ -201,12 +201,11 @@ async def plan(
     candidates = state.get("candidate_tools", [])
     assessment = state.get("assessment", {})
     query = assessment.get("resolved_query") or state["query"]
-    review = state.get("review") or {}
-    mode = (
-        review.get("decision")
-        if state.get("plan") and review.get("decision") in {"replan", "augment"}
-        else "plan"
-    )
+    review = state.get("review")
+    decision = review.get("decision") if review and state.get("plan") else None
+    mode: PlanMode = decision if decision == "replan" or decision == "augment" else "plan"
+    failed_ids = review.get("failed", []) if review else []
+    incomplete_ids = review.get("incomplete", []) if review else []
     results = state.get("results", {})
     old = current_plan(state) or Plan(tasks=[], version=0)
 
@@ -215,15 +214,15 @@ async def plan(
         dropped: set[str] = set()
         context = ""
     elif mode == "replan":
-        failed_tools = {old.by_id()[tid].tool for tid in review.get("failed", []) if old.by_id()[tid].tool}
-        candidates = widen_candidates(candidates, failed_tools, run.tools.specs)  # type: ignore[arg-type]
-        dropped = set(review.get("failed", []))
+        failed_tools = {tool for tid in failed_ids if (tool := old.by_id()[tid].tool)}
+        candidates = widen_candidates(candidates, failed_tools, run.tools.specs)
+        dropped = set(failed_ids)
         for task_id in list(dropped):
             dropped |= old.descendants(task_id)
         kept = [task for task in old.tasks if task.id not in dropped]
         failures = "\n".join(
             f"- {tid}: {old.by_id()[tid].goal} (tool {old.by_id()[tid].tool}) failed: {results[tid].get('error')}"
-            for tid in review.get("failed", [])
+            for tid in failed_ids
             if tid in results
         )
         problem = (
@@ -240,7 +239,7 @@ async def plan(
         kept = list(old.tasks)
         partial = "\n".join(
             f"- {tid}: {old.by_id()[tid].goal} -> {results[tid]['output'][:300]}"
-            for tid in review.get("incomplete", [])
+            for tid in incomplete_ids
             if tid in results
         )
         problem = (
@@ -262,7 +261,7 @@ async def plan(
     room = max(1, budgets.max_tasks - len(kept))
     taken = kept_ids | set(results) | {r["task_id"] for r in state.get("discarded", [])}
 
-    incomplete = set(review.get("incomplete", [])) if mode == "augment" else set()
+    incomplete = set(incomplete_ids) if mode == "augment" else set()
 
     def whole(new_tasks: list[Task]) -> Plan:
         """The next plan: the kept tasks and the new ones wired in, validated as one DAG."""
@@ -343,7 +342,7 @@ async def plan(
     if mode != "plan":
         update["replans"] = state.get("replans", 0) + 1
     if mode == "augment":
-        update["augmented"] = list(review.get("incomplete", []))
+        update["augmented"] = list(incomplete_ids)
     if dropped:
         update["results"] = Overwrite({tid: res for tid, res in results.items() if tid not in dropped})
         update["discarded"] = [results[tid] for tid in sorted(dropped) if tid in results]

@@ -72,7 +72,8 @@ async def recall(run: Run, state: SearchState, query: str, today: str) -> dict[s
     log.info(
         "answered from the cache: %r (similarity %.3f, %.0f s old)", hit.query, hit.similarity, hit.age_s
     )
-    answer: Answer = {**hit.payload["answer"], "cached": record}
+    stored: Answer = hit.payload["answer"]
+    answer: Answer = {**stored, "cached": record}
     emit(CacheEvent(event="cache", **record))
     emit(AnswerEvent(event="answer", answer=answer))
     return {

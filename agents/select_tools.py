@@ -48,10 +48,10 @@ async def select_tools(
     selection = await run.tool_candidates().aselect(retrieval_query(query, assessment.get("intent") or ""), k)
     candidates = selection.candidates
     specs = run.tools.specs
-    probe = assessment.get("probe") or {}
-    on_topic = probe.get("similarity", 0.0) >= run.settings.document_probe_similarity
+    probe = assessment.get("probe")
+    on_topic = probe is not None and probe.get("similarity", 0.0) >= run.settings.document_probe_similarity
     sent_to_documents = assessment.get("escalated") == "documents"  # the Master's floor: not memory
-    probed = probe.get("tool") if on_topic or sent_to_documents else None
+    probed = probe.get("tool") if probe and (on_topic or sent_to_documents) else None
     if assessment.get("web"):  # a live or recent fact, or one the documents do not hold
         probed = WEB_SEARCH_TOOL
     if probed in specs:  # the documents the Master found on topic (or the web) are searched first

@@ -33,10 +33,11 @@ from agents.evidence import search_evidence
 from agents.planner import publish
 from agents.writer import format_sources, number_sources
 from core.events import TaskEndEvent, TaskStartEvent, emit
-from core.plan import Plan, Task, current_plan
+from core.plan import Plan, Task, current_plan, task_payload
 from core.run import Run, RunContext, current_run
 from core.state import (
     SearchState,
+    Status,
     TaskPayload,
     TaskResult,
     ToolCallRecord,
@@ -126,6 +127,7 @@ async def run_search(run: Run, task: Task, plan_version: int) -> dict[str, Any]:
     emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=task.tool, at=started))
     outcome = await run.call_tool(task.tool or "", task.args)
     evidence = search_evidence(task, outcome) if outcome.ok else []
+    status: Status
     if not outcome.ok:
         status, error = "failed", outcome.error
     elif evidence:
@@ -163,8 +165,9 @@ async def run_search(run: Run, task: Task, plan_version: int) -> dict[str, Any]:
     return {"results": {task.id: result}, "evidence": {item["id"]: item for item in evidence}}
 
 
-def _no_search_tool(state: SearchState) -> Command[Literal["writer"]]:
-    return Command(goto="writer", update={"missing": ["no search tool is available for this question"]})
+def _no_search_tool() -> dict[str, Any]:
+    """The update when the run has no search tool: the Writer says so."""
+    return {"missing": ["no search tool is available for this question"]}
 
 
 async def direct_search(state: SearchState, runtime: Runtime[RunContext]) -> Command[Literal["writer"]]:
@@ -172,7 +175,7 @@ async def direct_search(state: SearchState, runtime: Runtime[RunContext]) -> Com
     run = await current_run(runtime)
     tools = search_tools(state, run)
     if tools is None:
-        return _no_search_tool(state)
+        return Command(goto="writer", update=_no_search_tool())
     task = search_task("s1", resolved_query(state), tools, k=run.settings.budgets.search_k)
     update = publish(Plan(tasks=[task], version=1), "single")
     update |= await run_search(run, task, 1)
@@ -186,7 +189,7 @@ async def parallel_search(
     run = await current_run(runtime)
     tools = search_tools(state, run)
     if tools is None:
-        return _no_search_tool(state)
+        return Command(goto="writer", update=_no_search_tool())
     query = resolved_query(state)
     assessment = state.get("assessment")
     facets = list(dict.fromkeys((assessment.get("facets") if assessment else None) or []))
@@ -199,14 +202,9 @@ async def parallel_search(
     sends = [
         Send(
             "search_branch",
-            TaskPayload(
-                task=task.model_dump(),
-                parent_outputs={},
-                query=state["query"],
-                today=state.get("today", ""),
-                plan_version=1,
-                tool_calls_left=1,
-                deadline=deadline,
+            task_payload(
+                task, {}, query=state["query"], today=state.get("today", ""),
+                plan_version=1, tool_calls_left=1, deadline=deadline,
             ),
         )  # fmt: skip
         for task in tasks
@@ -234,7 +232,7 @@ async def serial_search(
     run = await current_run(runtime)
     tools = search_tools(state, run)
     if tools is None:
-        return _no_search_tool(state)
+        return Command(goto="writer", update=_no_search_tool())
     plan = current_plan(state)
     tasks = list(plan.tasks) if plan else []
     query = state.get("next_query") if tasks else None

@@ -36,7 +36,7 @@ from agents.web_route import asks_about_now
 from core.events import AnswerEvent, emit
 from core.plan import current_plan
 from core.run import RunContext, current_run
-from core.state import Answer, Citation, Evidence, SearchState, resolved_query, task_evidence_ids
+from core.state import Answer, Citation, Evidence, SearchState, Source, resolved_query, task_evidence_ids
 from core.text import CITATION, format_history, sentences
 from models.errors import MODEL_ERRORS, describe_model_error, is_context_overflow
 from models.structured import decode_entities, message_text, strip_thinking

@@ -9,31 +9,37 @@ the Master, and the date fixed, so the prompts (and their lengths) change only w
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from agents.assessment import assess_prompt
 from agents.plan_prompt import plan_prompt
 from agents.writer import BRIEF
+from core.state import CandidateTool
 from prompts import render
 
 TODAY = "Sunday, 2026-11-22 09:00 UTC"
 QUERY = "Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?"
 ARITHMETIC = "What is 17 * 23 + 4?"
-TOOLS: list[dict[str, Any]] = [
+TOOLS: list[CandidateTool] = [
     {
         "name": "python.calculate",
         "description": "Evaluate an arithmetic expression exactly.",
         "args": {"expression": "string"},
+        "server": "python",
+        "score": None,
     },
     {
         "name": "python.run_python",
         "description": "Run short Python code in a sandbox.",
         "args": {"code": "string"},
+        "server": "python",
+        "score": None,
     },
     {
         "name": "clock.now",
         "description": "Current date and time in a timezone.",
         "args": {"timezone": "string"},
+        "server": "clock",
+        "score": None,
     },
 ]
 DOCUMENTS = (
@@ -48,7 +54,7 @@ SOURCES = (
 PASSAGE_CHARS = 450  # the judge sees eight passages cut to this many characters
 
 
-def executor_args_prompt(goal: str, tool: dict[str, Any]) -> str:
+def executor_args_prompt(goal: str, tool: CandidateTool) -> str:
     """The executor's prompt for the arguments of one call of ``tool``."""
     return render(
         "executor_args",

@@ -70,7 +70,7 @@ class Plan(BaseModel):
 
     def graph(self) -> nx.DiGraph:
         """The dependency graph, edges pointing from parent to child."""
-        dag = nx.DiGraph()
+        dag: nx.DiGraph[str] = nx.DiGraph()
         for task in self.tasks:
             dag.add_node(task.id)
             for dep in task.deps:

@@ -135,7 +135,10 @@ class CandidateTool(TypedDict):
     name: str
     description: str
     args: dict[str, str]
+    server: str
     score: float | None
+    needs: NotRequired[dict[str, str]]  # argument → the tool that produces its identifier (tools/needs.py)
+    intent: NotRequired[str]  # the part of the query it was retrieved for
 
 
 class TaskData(TypedDict):

@@ -23,9 +23,10 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from functools import partial
+from typing import Any, Generic, TypeVar, overload
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
@@ -35,6 +36,7 @@ from models.errors import MODEL_ERRORS, describe_model_error
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 THINK_PATTERN = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 FENCE_PATTERN = re.compile(r"```(?:json)?", re.IGNORECASE)
 ENTITY_PATTERN = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|quot|amp|lt|gt|apos);")
@@ -146,17 +148,45 @@ def schema_response_format(schema: type[BaseModel]) -> dict[str, Any]:
     return {"type": "json_object", "schema": require_all(schema.model_json_schema())}
 
 
+@overload
 async def structured_call(
-    model: BaseChatModel,
+    model: Runnable[LanguageModelInput, BaseMessage],
     messages: Sequence[BaseMessage],
-    schema: type[BaseModel],
+    schema: type[M],
     *,
-    check: Callable[[BaseModel], T] | None = None,
+    check: None = None,
     fallback: Callable[[list[str]], T] | None = None,
     constrain: bool = True,
     repair: bool = True,
     on_text: Callable[[int, str], None] | None = None,
-) -> StructuredResult[T]:
+) -> StructuredResult[M | T]: ...
+
+
+@overload
+async def structured_call(
+    model: Runnable[LanguageModelInput, BaseMessage],
+    messages: Sequence[BaseMessage],
+    schema: type[M],
+    *,
+    check: Callable[[M], T],
+    fallback: Callable[[list[str]], T] | None = None,
+    constrain: bool = True,
+    repair: bool = True,
+    on_text: Callable[[int, str], None] | None = None,
+) -> StructuredResult[T]: ...
+
+
+async def structured_call(
+    model: Runnable[LanguageModelInput, BaseMessage],
+    messages: Sequence[BaseMessage],
+    schema: type[M],
+    *,
+    check: Callable[[M], Any] | None = None,
+    fallback: Callable[[list[str]], Any] | None = None,
+    constrain: bool = True,
+    repair: bool = True,
+    on_text: Callable[[int, str], None] | None = None,
+) -> StructuredResult[Any]:
     """Ask ``model`` for a ``schema`` object; parse → repair → fallback.
 
     Args:
@@ -189,7 +219,7 @@ async def structured_call(
             if on_text is None:
                 raw = message_text(await runnable.ainvoke(history))
             else:
-                raw = await _streamed_text(runnable, history, lambda text, n=attempt: on_text(n, text))
+                raw = await _streamed_text(runnable, history, partial(on_text, attempt))
         except MODEL_ERRORS as exc:
             problem = describe_model_error(exc)
             log.warning("structured call for %s: %s", schema.__name__, problem)
@@ -202,7 +232,7 @@ async def structured_call(
         try:
             parsed = schema.model_validate(extract_json(raw))
             value = check(parsed) if check else parsed
-            return StructuredResult(value=value, raw=raw, attempts=attempt, errors=errors)  # type: ignore[arg-type]
+            return StructuredResult(value=value, raw=raw, attempts=attempt, errors=errors)
         except (StructuredOutputError, ValidationError, ValueError) as exc:
             problem = _describe(exc)
             errors.append(problem)

@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from core.state import CandidateTool
 from tools.catalog.model import Catalog
 from tools.catalog.retrieve import RetrievalOptions, ToolRetriever
 from tools.catalog.run_catalog import hub_catalog
@@ -35,24 +36,31 @@ log = logging.getLogger(__name__)
 class Selection:
     """The candidates (prompt-ready dicts) and how they were found."""
 
-    candidates: list[dict[str, Any]]
+    candidates: list[CandidateTool]
     intents: list[str] = field(default_factory=list)
     servers: list[str] = field(default_factory=list)
     dense: bool = True
     ms: float = 0.0
 
 
-def candidate(spec: ToolSpec, peers: list[ToolSpec], score: float | None, intent: str = "") -> dict[str, Any]:
+def candidate(spec: ToolSpec, peers: list[ToolSpec], score: float | None, intent: str = "") -> CandidateTool:
     """One candidate as the state keeps it: the tool's brief, its score, the intent it matched, and
     the identifiers it needs from other tools (also said in its description)."""
-    brief = {**spec.brief(), "server": spec.server, "score": None if score is None else round(score, 3)}
+    brief = spec.brief()
+    record = CandidateTool(
+        name=brief["name"],
+        description=brief["description"],
+        args=brief["args"],
+        server=spec.server,
+        score=None if score is None else round(score, 3),
+    )
     needs = tool_needs(spec, peers)
     if needs:
-        brief["needs"] = needs
-        brief["description"] = f"{brief['description']} ({needs_text(needs)})"
+        record["needs"] = needs
+        record["description"] = f"{record['description']} ({needs_text(needs)})"
     if intent:
-        brief["intent"] = intent
-    return brief
+        record["intent"] = intent
+    return record
 
 
 def with_producers(names: list[str], specs: dict[str, ToolSpec]) -> list[str]:
