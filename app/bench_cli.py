@@ -194,7 +194,7 @@ def _guard_dag(args: argparse.Namespace) -> int:
     return guarded(cmd_dag, errors, code=2)(args)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``aisearch bench`` commands: ``models``, ``search``, ``index``, ``soak``, ``faults``, ``page``
     ``cache`` and ``dag``."""
     bench = subparsers.add_parser("bench", help="benchmarks")

@@ -103,7 +103,7 @@ def guard_bfcl(command: Handler) -> Handler:
     return guarded(command, errors, code=2)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``aisearch eval bfcl``."""
     group = command_group(subparsers, "eval", "evaluations", "eval_command")
     bfcl = group.add_parser(

@@ -137,7 +137,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``aisearch distill synthesize|curate|train|export``."""
     distill = subparsers.add_parser(
         "distill",

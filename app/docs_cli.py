@@ -132,7 +132,7 @@ def cmd_docs_stop(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``docs start|status|stop`` to the main CLI's subparsers."""
     docs = subparsers.add_parser("docs", help="the long-lived document server (docsearch over HTTP)")
     docs_sub = docs.add_subparsers(dest="docs_command", metavar="{start,status,stop}")

@@ -277,7 +277,7 @@ def _guard(command: Handler) -> Handler:
     return guarded(command, (DatasetError, FileNotFoundError, ValueError), code=2)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``aisearch eval qa``, ``eval cqed``, ``eval report`` and ``eval compare``."""
     group = command_group(subparsers, "eval", "evaluations", "eval_command")
     qa = group.add_parser(

@@ -58,7 +58,7 @@ def cmd_executor(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``aisearch eval executor``."""
     group = command_group(subparsers, "eval", "evaluations", "eval_command")
     executor = group.add_parser(

@@ -166,7 +166,7 @@ def _eval_command(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``aisearch index`` and ``aisearch eval retrieval``."""
     index = subparsers.add_parser(
         "index",

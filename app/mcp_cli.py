@@ -23,7 +23,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``aisearch mcp``."""
     mcp = subparsers.add_parser(
         "mcp",

@@ -137,7 +137,7 @@ def _add_config_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``models start|status|stop|assemble`` and ``config show`` to the main CLI's subparsers."""
     models = subparsers.add_parser("models", help="the local llama.cpp models and server")
     models_sub = models.add_subparsers(dest="models_command", metavar="{start,status,stop,assemble}")

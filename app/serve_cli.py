@@ -96,7 +96,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``aisearch serve``."""
     serve = subparsers.add_parser(
         "serve",

@@ -226,7 +226,7 @@ def _catalog_args(parser: argparse.ArgumentParser, *, bundled: bool = True) -> N
         )
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``aisearch tools …`` and ``aisearch eval tool-retrieval``."""
     from app.tools_resilience_cli import register_resilience
     from tools.catalog.decompose import MODES

@@ -125,7 +125,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``aisearch tools add`` and ``aisearch tools remove``."""
     group = command_group(subparsers, "tools", "the MCP catalogue and its index", "tools_command")
     add = group.add_parser(

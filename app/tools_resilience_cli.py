@@ -115,7 +115,7 @@ async def _refine(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_resilience(group: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_resilience(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``toolkits``, ``graph`` and ``refine`` to the ``tools`` group."""
     from tools.draft import DraftLimits
 

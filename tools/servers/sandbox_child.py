@@ -27,11 +27,15 @@ import os
 import signal
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves this directory out
-import sandbox_hook  # noqa: E402
-import sandbox_os  # noqa: E402
+TYPE_CHECKING = False  # a type checker's own constant, without importing typing into the child
+if TYPE_CHECKING:
+    from tools.servers import sandbox_hook, sandbox_os
+else:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves this directory out
+    import sandbox_hook
+    import sandbox_os
 
-sys.path.pop(0)
+    sys.path.pop(0)
 import subprocess  # noqa: E402,F401 - loaded before the audit hook, which refuses importing _posixsubprocess
 
 
@@ -154,13 +158,14 @@ def worker(config: dict, code: str, in_user_ns: bool) -> None:
 
 def run(code: str, result_fd: int, cap: int) -> None:
     """Run ``code`` like a REPL cell and write ``{"ok", "value", "error", "kind"}`` to ``result_fd``."""
-    result = {"ok": True, "value": None, "error": None, "kind": None}
+    result: dict[str, bool | str | None] = {"ok": True, "value": None, "error": None, "kind": None}
     ns = {"__name__": "__main__", "__builtins__": builtins}
     try:
         tree = ast.parse(code, "<sandbox>", "exec")
         last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
+        if tree.body and isinstance(final := tree.body[-1], ast.Expr):
+            tree.body.pop()
+            last = ast.Expression(final.value)
         exec(compile(tree, "<sandbox>", "exec"), ns)
         if last is not None:
             value = eval(compile(last, "<sandbox>", "eval"), ns)
@@ -185,7 +190,8 @@ def run(code: str, result_fd: int, cap: int) -> None:
             if tb.tb_frame.f_code.co_filename == "<sandbox>":
                 line = tb.tb_lineno
             tb = tb.tb_next
-        cause, seen = exc, 0
+        cause: BaseException | None = exc
+        seen = 0
         while cause is not None and not isinstance(cause, sandbox_hook.SandboxViolation) and seen < 20:
             cause, seen = cause.__cause__ or cause.__context__, seen + 1
         if isinstance(cause, sandbox_hook.SandboxViolation):
@@ -219,8 +225,9 @@ def main() -> None:
     os.dup2(devnull, 0)
     os.close(devnull)
     sys.stdin = open(0, closefd=False)
-    sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
-    sys.stderr.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
+    # typeshed types the standard streams as TextIO, which has no reconfigure; here they are TextIOWrappers
+    sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)  # type: ignore[union-attr]
+    sys.stderr.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)  # type: ignore[union-attr]
     supervisor(config, code)
 
 

@@ -14,6 +14,7 @@ import os
 import socket
 import sys
 from types import MappingProxyType
+from typing import NoReturn
 
 NETWORK_MSG = "network access is disabled in the sandbox"
 WRITE_MSG = "writing files outside the sandbox directory is not allowed"
@@ -53,13 +54,14 @@ def install(root: str, pid: int) -> None:
         root: The sandbox's working directory (real path).
         pid: This process's id (the code may signal itself, no other process).
     """
-    write_flags, af_unix, realpath, isdir, fsdecode, fspath, sep, devnull = (
+    write_flags, af_unix, realpath, isdir, fsdecode, fspath, path_like, sep, devnull = (
         _WRITE_FLAGS,
         socket.AF_UNIX,
         os.path.realpath,
         os.path.isdir,
         os.fsdecode,
         os.fspath,
+        os.PathLike,
         os.sep,
         os.devnull,
     )
@@ -74,13 +76,15 @@ def install(root: str, pid: int) -> None:
     def inside(path: object) -> bool:
         if isinstance(path, int):
             return True
+        if not isinstance(path, (str, bytes, path_like)):
+            return False
         try:
-            real = realpath(fsdecode(fspath(path)))  # type: ignore[arg-type]
+            real = realpath(fsdecode(fspath(path)))
         except (TypeError, ValueError):
             return False
         return real == root or real.startswith(root + sep) or real == devnull
 
-    def deny(message: str) -> None:
+    def deny(message: str) -> NoReturn:
         raise SandboxViolation(message)
 
     def hook(event: str, args: tuple) -> None:

@@ -269,5 +269,5 @@ def forbid_exec_and_fork() -> str | None:
     except OSError as exc:
         return str(exc)
     finally:
-        _libc.prctl.argtypes = None
+        _libc.prctl.argtypes = None  # type: ignore[assignment]  # ctypes takes None (no checking); typeshed does not say so
     return None
