@@ -244,9 +244,9 @@ async def run_model_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutc
     return TaskOutcome(status, computed.result, None, evidence=[evidence])
 
 
-async def execute_task(payload: TaskPayload, runtime: Runtime[RunContext]) -> dict[str, Any]:
+async def execute_task(state: TaskPayload, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Run one task of the plan (one ``Send`` branch) and report its result and evidence."""
-    return await run_task(await current_run(runtime), payload)
+    return await run_task(await current_run(runtime), state)
 
 
 async def run_task(run: Run, payload: TaskPayload) -> dict[str, Any]:

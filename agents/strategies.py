@@ -212,10 +212,10 @@ async def parallel_search(
     return Command(goto=sends, update=update | {"waves": state.get("waves", 0) + 1})
 
 
-async def search_branch(payload: TaskPayload, runtime: Runtime[RunContext]) -> dict[str, Any]:
+async def search_branch(state: TaskPayload, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """One branch of a parallel search: a single search call, its passages kept as evidence."""
     run = await current_run(runtime)
-    return await run_search(run, Task.model_validate(payload["task"]), payload["plan_version"])
+    return await run_search(run, Task.model_validate(state["task"]), state["plan_version"])
 
 
 async def serial_search(

@@ -69,7 +69,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
     else:
         questions = [question for question, _ in search.QUESTIONS]
         questions = [questions[i % len(questions)] for i in range(args.n)]
-    env = {}
+    env: dict[str, str] = {}
     if args.index_dir:
         env |= {"AISEARCH_INDEX_DIR": args.index_dir, "AISEARCH_DOCSEARCH_DEFAULT_BUILD": "0"}
     if args.collection:

@@ -54,6 +54,7 @@ from app.tools_cli import register as register_tools
 from app.tools_config_cli import register as register_tools_config
 from core.query import QueryError, prepare_query
 from core.run import RunContext, open_run
+from core.state import Answer
 from graph.builder import build_graph
 from models.config import ConfigError
 from models.errors import LocalServerError
@@ -185,7 +186,6 @@ async def ask(args: argparse.Namespace) -> int:
                     break
                 turn = Command(resume=await ask_in_thread(console, pending[0]["value"]))
         values = (await graph.aget_state(config)).values
-    answer = values.get("answer") or {}
     if args.json:
         keys = (
             "query",
@@ -204,7 +204,9 @@ async def ask(args: argparse.Namespace) -> int:
         print(json.dumps({"thread_id": thread_id, **{k: values.get(k) for k in keys}}, indent=2, default=str))
     else:
         printer.finish()
-        print_answer(console, answer, printer.streamed)
+        answer: Answer | None = values.get("answer")
+        if answer is not None:
+            print_answer(console, answer, printer.streamed)
     return 0
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi import HTTPException
 from fastapi.encoders import jsonable_encoder
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
@@ -42,11 +43,14 @@ def _failure(exc: BaseException) -> str:
     return f"the run failed ({type(exc).__name__}{': ' + first if first else ''})"
 
 
-def _config(config: RunConfig, thread_id: str, run_id: uuid.UUID) -> dict[str, Any]:
-    extra: dict[str, Any] = {"run_id": run_id, "tags": config.tags, "metadata": config.metadata}
+def _config(config: RunConfig, thread_id: str, run_id: uuid.UUID) -> RunnableConfig:
+    run = thread_config(thread_id)
+    run["run_id"] = run_id
+    run["tags"] = config.tags
+    run["metadata"] = config.metadata
     if config.run_name:
-        extra["run_name"] = config.run_name
-    return thread_config(thread_id, **extra)
+        run["run_name"] = config.run_name
+    return run
 
 
 async def invoke_turn(
@@ -131,6 +135,7 @@ def stream_turn(
     context = svc.context(run_config.configurable)
 
     async def source() -> AsyncIterator[Any]:
+        stream: AsyncIterator[Any]
         if filters is not None:
             stream = svc.graph.astream_events(
                 graph_input(value), config, context=context, version="v2", **filters

@@ -7,15 +7,17 @@ name that is not in ``sys.modules``, where a dataclass cannot be defined.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, HTTPException, Request
-from langgraph.graph.state import CompiledStateGraph
 
 from app.http_bodies import Configurable
 from app.http_guard import DEFAULT_MAX_RUNS, DEFAULT_RUN_TIMEOUT_S, RunSlots, ThreadClaims
 from core.run import Run, RunContext
 from core.settings import Settings
+
+if TYPE_CHECKING:
+    from graph.builder import SearchGraph
 
 
 @dataclass
@@ -24,7 +26,7 @@ class Service:
     threads' claims, the run slots and a run's deadline."""
 
     settings: Settings
-    graph: CompiledStateGraph
+    graph: SearchGraph
     run: Run
     claims: ThreadClaims
     slots: RunSlots = field(default_factory=lambda: RunSlots(DEFAULT_MAX_RUNS))

@@ -22,9 +22,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from langchain_core.messages import AIMessageChunk
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from rich.console import Console
 
@@ -32,7 +32,8 @@ from app.docs_cli import use_docs_server
 from core.events import Event
 from core.run import ModelProvider, Run, RunContext, open_run
 from core.settings import Settings, check_thread_store
-from graph.builder import build_graph
+from core.state import InputState
+from graph.builder import SearchGraph, build_graph
 from models.config import ROLES, ConfigError
 from tools.registry import load_connections
 
@@ -145,7 +146,7 @@ class Served:
     """What a long-lived server holds open: its settings, the graph on the checkpointer, the run."""
 
     settings: Settings
-    graph: CompiledStateGraph
+    graph: SearchGraph
     run: Run
 
 
@@ -195,12 +196,12 @@ def new_thread_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def thread_config(thread_id: str, **extra: Any) -> dict[str, Any]:
+def thread_config(thread_id: str) -> RunnableConfig:
     """The LangGraph run configuration of one turn on ``thread_id``."""
-    return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT, **extra}
+    return RunnableConfig(configurable={"thread_id": thread_id}, recursion_limit=RECURSION_LIMIT)
 
 
-async def thread_exists(graph: CompiledStateGraph, thread_id: str) -> bool:
+async def thread_exists(graph: SearchGraph, thread_id: str) -> bool:
     """Whether ``thread_id`` has a checkpoint in the graph's checkpointer."""
     return bool((await graph.aget_state(thread_config(thread_id))).values)
 
@@ -213,20 +214,20 @@ class Token:
     message: str | None
 
 
-async def pending_requests(graph: CompiledStateGraph, config: dict[str, Any]) -> list[dict[str, Any]]:
+async def pending_requests(graph: SearchGraph, config: RunnableConfig) -> list[dict[str, Any]]:
     """What a paused run on the thread of ``config`` waits for: ``[{"id", "value"}]``, each value an
     ``interrupt`` payload (``core.human``); empty when the run is not paused."""
     snapshot = await graph.aget_state(config)
     return [{"id": pending.id, "value": pending.value} for pending in snapshot.interrupts]
 
 
-def graph_input(value: str | Command) -> dict[str, Any] | Command:
+def graph_input(value: str | Command) -> InputState | Command:
     """What the graph is called with: a new turn's question, or a paused run's ``Command(resume=…)``."""
-    return {"query": value} if isinstance(value, str) else value
+    return InputState(query=value) if isinstance(value, str) else value
 
 
 async def run_stream(
-    graph: CompiledStateGraph, query: str | Command, config: dict[str, Any], context: RunContext
+    graph: SearchGraph, query: str | Command, config: RunnableConfig, context: RunContext
 ) -> AsyncIterator[Event | Token]:
     """Run one turn (or resume a paused one: ``Command(resume=…)``) and yield what happens: the
     agents' progress events and the Writer's tokens.
@@ -234,7 +235,10 @@ async def run_stream(
     The final state is in the checkpointer when the iteration ends (``graph.aget_state(config)``);
     a run that paused for a person has :func:`pending_requests`.
     """
-    stream = graph.astream(graph_input(query), config, context=context, stream_mode=["custom", "messages"])
+    # langgraph types the v1 stream's items as dicts; with a list of modes they are (mode, chunk) pairs
+    stream: AsyncIterator[tuple[str, Any]] = graph.astream(  # type: ignore[assignment]
+        graph_input(query), config, context=context, stream_mode=["custom", "messages"]
+    )
     async for mode, chunk in stream:
         if mode == "custom":
             yield chunk

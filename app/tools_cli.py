@@ -9,13 +9,16 @@ import asyncio
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.commands import Handler, command_group, echo, guarded
 from tools.catalog.load import CatalogError
 from tools.index.errors import IndexUserError
 
-DECOMPOSER_ROLE = "planner"  # the role whose model decomposes queries and writes synthetic queries
+if TYPE_CHECKING:
+    from models.config import Role
+
+DECOMPOSER_ROLE: Role = "planner"  # the role whose model decomposes queries and writes synthetic queries
 
 
 def _guard(handler: Handler) -> Handler:

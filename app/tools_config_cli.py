@@ -76,7 +76,7 @@ async def check_servers(entries: dict[str, dict[str, Any]]) -> dict[str, list[st
         ServerConfigError: When a server does not start or offers no tool.
     """
     from tools.catalog.listings import store_listing
-    from tools.catalog.model import CatalogTool
+    from tools.catalog.run_catalog import listed_tool
     from tools.hub import ToolHub
     from tools.registry import normalize_entry
     from tools.session import ServerLimits
@@ -87,7 +87,7 @@ async def check_servers(entries: dict[str, dict[str, Any]]) -> dict[str, list[st
         for name, error in hub.server_errors.items():
             raise ServerConfigError(f"server {name!r}: {error} (nothing was written)")
         for name, server in hub.servers.items():  # runs then start it only when a plan selects it
-            listed = [CatalogTool(t.name, t.description or "", dict(t.args_schema or {})) for t in server.tools.values()]
+            listed = [listed_tool(t) for t in server.tools.values()]
             store_listing(name, connections[name], server.instructions, listed)
         tools = {
             name: sorted(spec.name.removeprefix(f"{name}.") for spec in hub.specs.values() if spec.server == name)

@@ -38,13 +38,14 @@ from agents.select_tools import select_tools
 from agents.strategies import direct_search, next_hop, parallel_search, search_branch, serial_search
 from agents.writer import write
 from core.run import RunContext
-from core.state import InputState, OutputState, SearchState
+from core.state import InputState, OutputState, SearchState, TaskPayload
 from graph.dispatch import dispatch
 
 GRAPH_NAME = "aisearch"
+SearchGraph = CompiledStateGraph[SearchState, RunContext, InputState, OutputState]
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> SearchGraph:
     """Compile the search graph, with a checkpointer for the CLI and tests or none for Studio."""
     builder = StateGraph(
         SearchState, context_schema=RunContext, input_schema=InputState, output_schema=OutputState
@@ -55,11 +56,11 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_node("plan", plan)
     builder.add_node("review_plan", review_plan)
     builder.add_node("dispatch", dispatch)
-    builder.add_node("execute_task", execute_task)
+    builder.add_node("execute_task", execute_task, input_schema=TaskPayload)
     builder.add_node("review", review)
     builder.add_node("direct_search", direct_search)
     builder.add_node("parallel_search", parallel_search)
-    builder.add_node("search_branch", search_branch)
+    builder.add_node("search_branch", search_branch, input_schema=TaskPayload)
     builder.add_node("serial_search", serial_search)
     builder.add_node("next_hop", next_hop)
     builder.add_node("split_question", split_question)

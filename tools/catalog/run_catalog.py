@@ -26,10 +26,18 @@ from tools.registry import ServerConfigError, normalize_entry
 from tools.schema import normalise_schema
 
 if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
     from tools.hub import ToolHub
     from tools.session import ServerSession
 
 log = logging.getLogger(__name__)
+
+
+def listed_tool(tool: BaseTool) -> CatalogTool:
+    """A started server's tool as its listing stores it (an MCP tool's schema is a JSON-schema dict)."""
+    schema = tool.args_schema if isinstance(tool.args_schema, dict) else {}
+    return CatalogTool(tool.name, tool.description or "", dict(schema))
 
 
 @dataclass
@@ -52,9 +60,7 @@ class RunServers:
         """Cache the listing of a server that started (the hub's ``on_started``)."""
         if name not in self.connections:
             return
-        tools = [
-            CatalogTool(t.name, t.description or "", dict(t.args_schema or {})) for t in server.tools.values()
-        ]
+        tools = [listed_tool(t) for t in server.tools.values()]
         store_listing(name, self.connections[name], server.instructions, tools, self.listings_root)
 
 
