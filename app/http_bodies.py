@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
 from core.query import QueryError, prepare_query
 from core.settings import Budgets, Settings
@@ -37,14 +38,18 @@ class QueryInput(BaseModel):
         return value
 
 
+def _override(field: FieldInfo) -> tuple[Any, Any]:
+    """A budget as an override: its type or None, None by default."""
+    annotation: Any = field.annotation  # a type form, which | None takes at run time
+    return annotation | None, Field(default=None, description=f"default {field.default}")
+
+
+_OVERRIDES: dict[str, Any] = {name: _override(field) for name, field in Budgets.model_fields.items()}
 BudgetOverrides = create_model(
     "BudgetOverrides",
     __config__=ConfigDict(extra="forbid"),
     __doc__="Budgets of this run; the ones left out keep the server's settings.",
-    **{
-        name: (field.annotation | None, Field(default=None, description=f"default {field.default}"))
-        for name, field in Budgets.model_fields.items()
-    },
+    **_OVERRIDES,
 )
 
 
