@@ -13,6 +13,7 @@ trajectories lost at every stage.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,8 +106,9 @@ def _key(call: Call) -> str:
     return json.dumps(call, sort_keys=True, default=str)
 
 
-def judge_efficient(calls: list[Call], reference: list[Call] | None) -> Judgement:
-    """The efficiency judge: no repeated call, and no more calls than the reference has."""
+def judge_efficient(calls: list[Call], reference: Sequence[Mapping[str, object]] | None) -> Judgement:
+    """The efficiency judge: no repeated call, and no more calls than the reference has (its calls'
+    names, or the calls themselves: only their number counts)."""
     keys = [_key(c) for c in calls]
     if len(set(keys)) < len(keys):
         return Judgement(False, "no_repeats", "the same call is made twice")

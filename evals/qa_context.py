@@ -50,15 +50,17 @@ def judge_chat_model(
     ``base_url``: that model on that OpenAI-compatible endpoint (default the Writer's endpoint), its
     key in ``$AISEARCH_JUDGE_API_KEY``.
     """
-    from models.factory import CompatibleChatOpenAI, build_chat_model
+    from pydantic import SecretStr
+
+    from models.factory import CompatibleChatOpenAI, build_chat_model, resolve_base_url
 
     if not (base_url or model):
         return unstreamed(build_chat_model("writer", settings)), settings.role("writer").constrain_json
     writer = settings.role("writer")
     chat = CompatibleChatOpenAI(
         model=model or writer.model,
-        base_url=base_url or build_chat_model("writer", settings).openai_api_base,
-        api_key=os.environ.get("AISEARCH_JUDGE_API_KEY") or writer.api_key or "not-needed",
+        base_url=base_url or resolve_base_url("writer", settings),
+        api_key=SecretStr(os.environ.get("AISEARCH_JUDGE_API_KEY") or writer.api_key or "not-needed"),
         timeout=writer.timeout_s,
         max_retries=1,
     )

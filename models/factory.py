@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
 
 from models.config import ModelSettings, Role, load_model_settings
 
@@ -72,9 +73,9 @@ def build_chat_model(role: Role, settings: ModelSettings) -> BaseChatModel:
     return CompatibleChatOpenAI(
         model=role_settings.model,
         base_url=base_url,
-        api_key=role_settings.api_key or "not-needed",
+        api_key=SecretStr(role_settings.api_key or "not-needed"),
         temperature=role_settings.temperature,
-        max_tokens=role_settings.max_tokens,
+        max_completion_tokens=role_settings.max_tokens,  # ChatOpenAI's alias of its max_tokens field
         timeout=role_settings.timeout_s,
         max_retries=1,
         streaming=role == "writer",

@@ -38,9 +38,10 @@ def make_models_resident() -> None:
             llama.close()
         self._resident.clear()
 
-    proxy_cls.__init__ = __init__
-    proxy_cls.__call__ = __call__
-    proxy_cls.free = free
+    # patched in place: llama_cpp.server holds the class itself, so a subclass would not be used
+    proxy_cls.__init__ = __init__  # type: ignore[method-assign]
+    proxy_cls.__call__ = __call__  # type: ignore[method-assign]
+    proxy_cls.free = free  # type: ignore[method-assign]
 
 
 def serve_main(argv: list[str] | None = None) -> None:

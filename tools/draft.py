@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -41,6 +41,7 @@ from tools.index.embedder import TextEmbedder
 log = logging.getLogger(__name__)
 MAX_DOC_CHARS = 3000
 MAX_RESULT_CHARS = 1200
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def delta(embedder: TextEmbedder, previous: str, current: str) -> float:
     return round((cosine + bleu) / 2, 4)
 
 
-def _ask(chat: ChatFn, prompt: str, shape: type[BaseModel]) -> BaseModel | None:
+def _ask(chat: ChatFn, prompt: str, shape: type[M]) -> M | None:
     try:
         value = extract_json(chat([{"role": "user", "content": prompt}]))
         return shape.model_validate(value)

@@ -115,7 +115,7 @@ def bundled_connections(web: WebSearchConfig | None = None) -> dict[str, dict[st
     web = web if web is not None else load_web_config()
     if web.enabled:
         modules[WEBSEARCH] = WEBSEARCH_MODULE
-    connections = {
+    connections: dict[str, dict[str, Any]] = {
         name: {
             "transport": "stdio",
             "command": sys.executable,

@@ -128,7 +128,7 @@ def history_path(db_path: Path) -> Path:
 
 def build_graph(specs: Sequence[ToolSpec], history: ToolHistory | None = None) -> nx.DiGraph:
     """The dependency graph of ``specs``: schema edges and recorded chains, weighted by history."""
-    graph = nx.DiGraph()
+    graph: nx.DiGraph[str] = nx.DiGraph()
     tools = history.tool_counts() if history else {}
     chains = history.chain_counts() if history else {}
     for spec in specs:

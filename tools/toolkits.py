@@ -178,7 +178,7 @@ def build_toolkits(
     specs = sorted(specs, key=lambda spec: spec.name)
     names = [spec.name for spec in specs]
     texts = [descriptions.get(name) or first_line(spec) for name, spec in zip(names, specs, strict=True)]
-    vectors = embedder.encode(texts) if names else []
+    vectors: Any = embedder.encode(texts) if names else []
     labels, count, score = choose_clusters(vectors, k, seed)
     groups: dict[int, list[str]] = {}
     for name, label in zip(names, labels, strict=True):

@@ -101,7 +101,7 @@ def _build(
     log.info("tool index %r: embedding %d of %d records", collection.name, len(todo), len(entries))
     vectors = embedder.encode([e.text for e in todo], threads=bulk_threads(), on_batch=progress)
     if todo:
-        collection.add(todo, vectors)  # IndexEntry has the id, text and metadata() chromadb needs
+        collection.add(todo, vectors)
     stored.update(zip((e.id for e in todo), vectors, strict=True))
     stale = sorted(set(collection.all_ids()) - set(ids))
     collection.delete(stale)

@@ -175,7 +175,8 @@ def markdown_blocks(text: str) -> tuple[str, list[Block]]:
     """
     title, lines = _front_matter(text.splitlines())
     blocks: list[Block] = []
-    section, buffer, fence = "", [], ""
+    buffer: list[str] = []
+    section, fence = "", ""
 
     def flush(code: bool = False) -> None:
         body = "\n".join(buffer).strip("\n") if code else _LINK.sub(r"\1", normalize_space(" ".join(buffer)))

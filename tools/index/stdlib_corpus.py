@@ -99,7 +99,7 @@ def _public_members(module: ModuleType) -> list[tuple[str, object]]:
     names = getattr(module, "__all__", None)
     if names is None:
         names = [n for n in dir(module) if not n.startswith("_")]
-    members = []
+    members: list[tuple[str, object]] = []
     for name in sorted(set(names)):
         obj = getattr(module, name, None)
         if not (inspect.isclass(obj) or inspect.isroutine(obj)):

@@ -27,12 +27,12 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tools.index.bm25 import BM25Index, tokenize
 from tools.index.chroma_client import open_client
 from tools.index.dense import EXACT_LIMIT, DenseIndex
-from tools.index.documents import Passage, embedding_text
+from tools.index.documents import embedding_text
 from tools.index.embedder import DIMENSIONS, MODEL_NAME
 from tools.index.errors import EmptyIndexError, UnknownCollectionError
 from tools.index.jsonfiles import read_json, write_json
@@ -48,6 +48,20 @@ READ_PAGE = 5000  # rows per chromadb read of a whole collection: one read of 10
 LOCK_TIMEOUT_S = 3600.0
 _WRITERS: dict[str, int] = {}  # index root -> writes in progress in this process
 _WRITERS_LOCK = threading.Lock()
+
+
+class StoredRow(Protocol):
+    """What chromadb keeps of a passage or a catalogue entry."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def metadata(self) -> dict[str, str | int]:
+        """Flat metadata (no ``None`` values)."""
+        ...
 
 
 class CollectionStore:
@@ -142,7 +156,7 @@ class CollectionStore:
             self._epoch = self.index.epoch
         return self._chroma
 
-    def add(self, passages: Sequence[Passage], embeddings: Any) -> None:
+    def add(self, passages: Sequence[StoredRow], embeddings: Any) -> None:
         """Upsert passages with their embeddings (rows of ``embeddings`` match ``passages``)."""
         collection = self.chroma()
         for start in range(0, len(passages), CHROMA_BATCH):
@@ -189,9 +203,9 @@ class CollectionStore:
         collection = self.chroma()
         rows: dict[str, list[Any]] = {"ids": [], **{field: [] for field in include}}
         for offset in range(0, collection.count(), READ_PAGE):
-            page = collection.get(include=include, limit=READ_PAGE, offset=offset)  # type: ignore[arg-type]
+            page = collection.get(include=include, limit=READ_PAGE, offset=offset)
             for field in rows:
-                rows[field].extend(page[field])  # type: ignore[literal-required]
+                rows[field].extend(page[field])
         return rows
 
     def all_ids(self) -> list[str]:

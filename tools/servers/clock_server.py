@@ -174,6 +174,7 @@ def _parse_moment(text: str, zone: tzinfo) -> datetime:
     key = " ".join(text.strip().split())
     if key.lower() in ("now", ""):
         return current_time().astimezone(zone)
+    moment: datetime | None
     try:
         moment = datetime.fromisoformat(key.upper().replace("/", "-"))
     except ValueError:

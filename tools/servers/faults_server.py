@@ -78,9 +78,12 @@ def build_server(upstream: ClientSession, plan: FaultPlan, hang_s: float) -> Ser
             text = f"injected hang of {name} ended after {hang_s:g} s"
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
         if fault == "garbage":
-            content = [types.TextContent(type="text", text=GARBAGE)]
             # tools with an output schema must send structured content; FastMCP wraps text as "result"
-            return types.CallToolResult(content=content, structuredContent={"result": GARBAGE}, isError=False)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=GARBAGE)],
+                structuredContent={"result": GARBAGE},
+                isError=False,
+            )
         return await upstream.call_tool(name, arguments)
 
     return server

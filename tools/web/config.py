@@ -83,7 +83,7 @@ class WebSearchConfig(BaseModel):
             return "searxng"
         for name in ("tavily", "brave"):
             if self.key(name):
-                return name  # type: ignore[return-value]
+                return name
         return None
 
     @property
