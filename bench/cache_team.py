@@ -14,10 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from core.run import RunContext, open_run
 from core.settings import Settings, load_settings
+from core.state import InputState
 from graph.builder import build_graph
 
 
@@ -41,9 +43,9 @@ async def team_stream(groups: list[dict[str, Any]], settings: Settings | None = 
         async with open_run(base.model_copy(update=update), cache=True) as run:
             graph = build_graph(checkpointer=InMemorySaver())
             for number, (group, label, query) in enumerate(questions(groups)):
-                config = {"configurable": {"thread_id": f"bench-cache-{number}"}}
+                config = RunnableConfig(configurable={"thread_id": f"bench-cache-{number}"})
                 started = time.perf_counter()
-                values = await graph.ainvoke({"query": query}, config, context=RunContext(run=run))
+                values = await graph.ainvoke(InputState(query=query), config, context=RunContext(run=run))
                 seconds = round(time.perf_counter() - started, 3)
                 answer = values.get("answer") or {}
                 cached = answer.get("cached")

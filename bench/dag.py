@@ -36,8 +36,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from agents.compare import comparison_of
@@ -45,10 +45,11 @@ from bench.machine import machine_line
 from core.plan import Plan
 from core.run import Run, RunContext
 from core.settings import Settings
+from core.state import InputState
 from evals.metrics import exact_match
 from evals.qa_data import read_jsonl
 from evals.stats import percentile
-from graph.builder import build_graph
+from graph.builder import SearchGraph, build_graph
 
 log = logging.getLogger(__name__)
 
@@ -109,14 +110,14 @@ def overlapping_pairs(results: dict[str, Any]) -> int:
 
 
 async def plan_once(
-    graph: CompiledStateGraph, run: Run, question: str, thread: str
-) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    graph: SearchGraph, run: Run, question: str, thread: str
+) -> tuple[RunnableConfig | None, dict[str, Any]]:
     """Master, tool selection and plan, stopped before ``dispatch``: the fork's config (None when
     no plan came out) and the prefix's timings, route and plan."""
-    config: dict[str, Any] = {"configurable": {"thread_id": thread}}
+    config = RunnableConfig(configurable={"thread_id": thread})
     context = RunContext(run=run)
     started = time.perf_counter()
-    await graph.ainvoke({"query": question}, config, context=context, interrupt_after=["master"])
+    await graph.ainvoke(InputState(query=question), config, context=context, interrupt_after=["master"])
     routed = (await graph.aget_state(config)).values.get("route")
     await graph.aupdate_state(
         config, Command(goto="select_tools", update={"route": "planner"}), as_node="master"
@@ -141,7 +142,7 @@ async def plan_once(
     return (snapshot.config if snapshot.next == ("dispatch",) else None), info
 
 
-async def execute(graph: CompiledStateGraph, run: Run, fork: dict[str, Any], gold: str) -> dict[str, Any]:
+async def execute(graph: SearchGraph, run: Run, fork: RunnableConfig, gold: str) -> dict[str, Any]:
     """Resume the run from the fork point with ``run``'s settings; the mode's measurements."""
     started = time.time()
     final = await graph.ainvoke(None, fork, context=RunContext(run=run))
@@ -171,7 +172,7 @@ async def execute(graph: CompiledStateGraph, run: Run, fork: dict[str, Any], gol
 
 
 async def measure(
-    graph: CompiledStateGraph, runs: dict[str, Run], question: dict[str, Any], sequential_first: bool
+    graph: SearchGraph, runs: dict[str, Run], question: dict[str, Any], sequential_first: bool
 ) -> dict[str, Any]:
     """One question: plan once, then run the plan in both modes from the same checkpoint."""
     fork, info = await plan_once(graph, runs["parallel"], question["question"], f"bench-dag-{question['id']}")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from core.run import Run, RunContext
+from core.state import InputState
 from graph.builder import build_graph
 
 
@@ -15,13 +18,15 @@ async def timed_run(run: Run, query: str, thread_id: str) -> tuple[dict[str, Any
     """Run ``query`` on a fresh in-memory thread; return the final state, the seconds it took and
     the seconds until the Writer streamed its first token (None if it streamed nothing)."""
     graph = build_graph(checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 200}
+    config = RunnableConfig(configurable={"thread_id": thread_id}, recursion_limit=200)
     start = time.perf_counter()
     first_token = None
     context = RunContext(run=run)
-    async for mode, chunk in graph.astream(
-        {"query": query}, config, context=context, stream_mode=["messages", "custom"]
-    ):
+    # langgraph types the v1 stream's items as dicts; with a list of modes they are (mode, chunk) pairs
+    stream: AsyncIterator[tuple[str, Any]] = graph.astream(  # type: ignore[assignment]
+        InputState(query=query), config, context=context, stream_mode=["messages", "custom"]
+    )
+    async for mode, chunk in stream:
         if mode == "messages" and chunk[1].get("langgraph_node") == "writer" and first_token is None:
             first_token = time.perf_counter() - start
     seconds = time.perf_counter() - start

@@ -53,6 +53,14 @@ def _passages(output: Mapping[str, Any]) -> dict[int, str]:
     return {int(c["n"]): by_id.get(c.get("evidence_id"), "") for c in citations if c.get("n") is not None}
 
 
+def scored_value(value: float | None) -> float:
+    """EM or F1 of a system the record has (:func:`record_metrics` leaves them None only for a
+    system the record does not have)."""
+    if value is None:
+        raise ValueError("EM and F1 are scored for every system a record has")
+    return value
+
+
 def record_metrics(record: Mapping[str, Any], system: str) -> dict[str, float | None]:
     """Score one system's output on one question record.
 

@@ -78,9 +78,9 @@ def compare(run_a: str | Path, run_b: str | Path) -> str:
     # Per-question EM flips of aisearch, on the questions both runs answered.
     em_a = {str(r.get("id")): record_metrics(r, SYSTEM)["em"] for r in records_a}
     em_b = {str(r.get("id")): record_metrics(r, SYSTEM)["em"] for r in records_b}
-    common = [i for i in em_a if i in em_b and em_a[i] is not None and em_b[i] is not None]
-    fixed = [i for i in common if em_a[i] < em_b[i]]
-    broken = [i for i in common if em_a[i] > em_b[i]]
+    common = {i: (a, b) for i, a in em_a.items() if a is not None and (b := em_b.get(i)) is not None}
+    fixed = [i for i, (a, b) in common.items() if a < b]
+    broken = [i for i, (a, b) in common.items() if a > b]
     out += ["## aisearch exact-match flips", ""]
     out += [
         f"On {len(common)} questions in both runs: **{len(fixed)} fixed** (wrong in A, right in B), "

@@ -28,7 +28,15 @@ from evals.breakdowns import (
 from evals.chain_summary import chain_breaks, chain_kind
 from evals.metrics import win_tie_lose
 from evals.qa_data import split_of
-from evals.record_metrics import BASELINE, METRICS, SYSTEM, ordered_systems, record_metrics, system_output
+from evals.record_metrics import (
+    BASELINE,
+    METRICS,
+    SYSTEM,
+    ordered_systems,
+    record_metrics,
+    scored_value,
+    system_output,
+)
 from evals.stats import agreement, bootstrap_mean_diff_ci, cohen_kappa, mean, percentile, sign_test
 
 PAIRWISE_KEY = f"{SYSTEM}_vs_{BASELINE}"
@@ -83,10 +91,10 @@ def summarise(
         for r, s in zip(records, scored, strict=True)
         if SYSTEM in s and BASELINE in s
     ]
-    f1_outcomes = [win_tie_lose(a["f1"], b["f1"]) for _, a, b in paired]
+    f1_outcomes = [win_tie_lose(scored_value(a["f1"]), scored_value(b["f1"])) for _, a, b in paired]
     f1_stats = outcome_stats(f1_outcomes)
-    em_a = [a["em"] for _, a, _ in paired]
-    em_b = [b["em"] for _, _, b in paired]
+    em_a = [scored_value(a["em"]) for _, a, _ in paired]
+    em_b = [scored_value(b["em"]) for _, _, b in paired]
     em_fixed = sum(a > b for a, b in zip(em_a, em_b, strict=True))
     em_broken = sum(b > a for a, b in zip(em_a, em_b, strict=True))
 

@@ -19,9 +19,11 @@ from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.outputs import LLMResult
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from core.run import Run, RunContext
+from core.state import InputState
 from graph.builder import build_graph
 
 NODE_ROLES = {"master": "master", "plan": "planner", "execute_task": "executor", "writer": "writer"}
@@ -78,7 +80,7 @@ class TokenCounter(AsyncCallbackHandler):
         return {role: dict(counts) for role, counts in self.tokens.items()}
 
 
-async def node_trajectory(graph: Any, config: dict[str, Any]) -> list[str]:
+async def node_trajectory(graph: Any, config: RunnableConfig) -> list[str]:
     """The nodes a thread ran, in order, read from its checkpoint history."""
     history = [snapshot async for snapshot in graph.aget_state_history(config)]
     steps: list[str] = []
@@ -96,15 +98,11 @@ async def traced_run(run: Run, query: str, thread_id: str) -> dict[str, Any]:
     """
     graph = build_graph(checkpointer=InMemorySaver())
     counter = TokenCounter()
-    config: dict[str, Any] = {
-        "configurable": {"thread_id": thread_id},
-        "recursion_limit": 200,
-        "callbacks": [counter],
-    }
+    config = RunnableConfig(configurable={"thread_id": thread_id}, recursion_limit=200, callbacks=[counter])
     started_at: dict[str, tuple[str, float]] = {}
     node_seconds: dict[str, float] = defaultdict(float)
     start = time.perf_counter()
-    stream = graph.astream({"query": query}, config, context=RunContext(run=run), stream_mode="tasks")
+    stream = graph.astream(InputState(query=query), config, context=RunContext(run=run), stream_mode="tasks")
     async for chunk in stream:
         now = time.perf_counter()
         if "result" in chunk or "error" in chunk:
