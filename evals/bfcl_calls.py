@@ -67,7 +67,7 @@ def _json_calls(value: Any, tools: ToolSet) -> list[Call]:
         value.get("name") if isinstance(value.get("name"), str) else inner if isinstance(inner, str) else None
     )
     if name and (tools.known(name) or any(k in value for k in ARGUMENT_KEYS)):
-        given = next((value[k] for k in ARGUMENT_KEYS if k in value), {})
+        given: Any = next((value[k] for k in ARGUMENT_KEYS if k in value), {})
         arguments = _arguments(given)
         return [{name: arguments}] if arguments is not None else []
     if len(value) == 1:

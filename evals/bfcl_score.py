@@ -51,7 +51,7 @@ class _NameConvention:
     underscore_to_dot: bool = False
 
 
-class _NoUnderscoreModels(dict):  # type: ignore[type-arg]
+class _NoUnderscoreModels(dict[str, Any]):
     """Stands in for BFCL's ``MODEL_CONFIG_MAPPING``: every model keeps BFCL's dotted names."""
 
     def __missing__(self, key: str) -> _NameConvention:

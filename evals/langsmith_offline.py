@@ -19,7 +19,15 @@ NAMESPACE = uuid.UUID("6f1c2d1e-0c55-4a53-9d7e-2f1bd0a6c1aa")
 class DiscardingAdapter(requests.adapters.BaseAdapter):
     """A transport that answers every LangSmith request with an empty 200, locally, with no I/O."""
 
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: Any = None,
+        verify: Any = True,
+        cert: Any = None,
+        proxies: dict[str, str] | None = None,
+    ) -> requests.Response:
         """Drop the request; reply ``{}``."""
         response = requests.Response()
         response.status_code = 200

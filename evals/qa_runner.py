@@ -162,7 +162,7 @@ async def answer_question(question: dict[str, Any], context: QAContext, options:
 
 def environment() -> dict[str, Any]:
     """Versions and the machine, for the summary."""
-    versions = {}
+    versions: dict[str, str | None] = {}
     for package in ("langgraph", "langchain-openai", "langsmith", "llama-cpp-python", "chromadb", "mcp"):
         try:
             versions[package] = metadata.version(package)
@@ -285,7 +285,7 @@ async def run_qa(
                 if result.score is not None:
                     feedback.setdefault(result.key, []).append(float(result.score))
                 if result.key == "trajectory.expected_route" and result.score == 0:
-                    flagged.append({"id": row["example"].inputs["id"], "comment": result.comment})
+                    flagged.append({"id": (row["example"].inputs or {}).get("id"), "comment": result.comment})
     bar.close()
     records = [r for r in load_run_records(run_dir) if r["id"] in {q["id"] for q in questions}]
     config.update(environment())

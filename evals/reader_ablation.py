@@ -89,8 +89,8 @@ async def run(data: Path, kind: str, out: Path, n: int | None = None) -> dict[st
     questions = [q for q in load_questions(data, n=n) if q["type"] == kind]
     settings = load_model_settings()
     ensure_server(settings)
-    model = build_chat_model("writer", settings).model_copy(update={"streaming": False})
-    model = model.bind(max_tokens=32, temperature=0)
+    writer = build_chat_model("writer", settings).model_copy(update={"streaming": False})
+    model = writer.bind(max_tokens=32, temperature=0)
     searcher = Searcher(IndexStore(default_eval_index_dir()).require("hotpotqa"))
 
     def passages(query: str, k: int) -> list[dict[str, Any]]:
@@ -106,8 +106,10 @@ async def run(data: Path, kind: str, out: Path, n: int | None = None) -> dict[st
             parallel = [p for facet in facets for p in passages(facet, FACET_K)]
             own = FACET_K if facets else QUESTION_K
             parallel += passages(q["question"], own)
-            seen: set[str] = set()
-            parallel = [p for p in parallel if not (p["id"] in seen or seen.add(p["id"]))]
+            first: dict[str, dict[str, Any]] = {}
+            for p in parallel:
+                first.setdefault(p["id"], p)
+            parallel = list(first.values())
             top = passages(q["question"], QUESTION_K)
             record: dict[str, Any] = {"id": q["id"], "gold": q["answer"]}
             for name, (system, prompt) in prompts_for(q["question"], top, parallel, own).items():

@@ -124,10 +124,11 @@ def run(
     reranker = ListwiseReranker(rerank_chat) if rerank_chat else None
     searcher = Searcher(store.require(collection), reranker=reranker)
     titles = _titles(target)
-    rankers: dict[str, Callable[[dict[str, Any]], list[str]]] = {
-        name: (lambda q, name=name: [h.id for h in searcher.rank(q["question"], max(KS), name)])
-        for name in BASE_RANKERS
-    }
+
+    def ranker(name: str) -> Callable[[dict[str, Any]], list[str]]:
+        return lambda q: [h.id for h in searcher.rank(q["question"], max(KS), name)]
+
+    rankers = {name: ranker(name) for name in BASE_RANKERS}
     rankers["hybrid_links"] = lambda q: linked_ranking(searcher, q["question"], max(KS))
     if reranker is not None:
         rankers["hybrid_rerank"] = lambda q: [
