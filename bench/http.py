@@ -36,7 +36,7 @@ from bench.server import ServeError, serving
 TOKYO = "What time is it in Tokyo now?"
 
 
-def _rules() -> list[tuple[str, Any]]:
+def _rules() -> list[tuple[str | tuple[str, ...], Any]]:
     from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, WRITER, assessment
 
     return [
@@ -62,9 +62,10 @@ def _question(thread: int, turn: int) -> str:
 
 async def _turn(client: httpx.AsyncClient, thread_id: str, thread: int, turn: int, last: bool) -> str | None:
     """One request; None when it answered, else what went wrong."""
-    body = {"input": {"query": _question(thread, turn)}, "config": {"configurable": {}}, "kwargs": {}}
+    configurable: dict[str, str] = {}
+    body = {"input": {"query": _question(thread, turn)}, "config": {"configurable": configurable}, "kwargs": {}}
     if turn == 0:
-        body["config"]["configurable"]["thread_id"] = thread_id
+        configurable["thread_id"] = thread_id
         response = await client.post("/invoke", json=body)
     elif not last:
         response = await client.post(f"/conversations/{thread_id}/invoke", json=body)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionMessageParam
 
 from agents.assessment import AssessmentReply as Assessment
 from agents.plan_prompt import PlanSketch
@@ -28,6 +29,7 @@ from bench.role_prompts import QUERY, TOOLS, executor_args_prompt, typical_promp
 from bench.timed_run import timed_run
 from core.run import open_run
 from core.settings import Settings, load_settings
+from core.state import CandidateTool
 from models.config import Role
 from models.local_server import ensure_server, stop_server
 from models.structured import extract_json, schema_response_format
@@ -82,7 +84,9 @@ async def timed_call(
     if schema is not None or extra_schema is not None:
         body["response_format"] = extra_schema or schema_response_format(schema)  # type: ignore[arg-type]
     # a unique first line defeats llama.cpp's prompt-prefix cache: every call pays its full prefill
-    messages = [{"role": "user", "content": f"Request {uuid.uuid4().hex[:8]}.\n{prompt}"}]
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "user", "content": f"Request {uuid.uuid4().hex[:8]}.\n{prompt}"}
+    ]
     # the first token of a fresh prompt costs its whole prefill: time a one-token call, then stream the
     # rest of the answer from the (now cached) prompt
     cold = time.perf_counter()
@@ -126,7 +130,7 @@ def role_prompts() -> dict[Role, tuple[str, type | None, int]]:
     }
 
 
-def executor_schema(tool: dict[str, Any], with_thought: bool) -> dict[str, Any]:
+def executor_schema(tool: CandidateTool, with_thought: bool) -> dict[str, Any]:
     """The JSON schema of an executor step, optionally with a ``thought`` field written first."""
     args = {
         "type": "object",

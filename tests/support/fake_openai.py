@@ -107,6 +107,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    url: str  # the base URL, set once the port is known
 
     def __init__(
         self,
@@ -139,7 +140,7 @@ def fake_openai(
     every reply waits ``delay_s`` seconds first (a slow endpoint).
     """
     server = _Server(rules, max_prompt_chars, delay_s)
-    server.url = f"http://127.0.0.1:{server.server_address[1]}/v1"  # type: ignore[attr-defined]
+    server.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

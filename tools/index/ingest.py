@@ -25,7 +25,7 @@ from tools.index.bm25 import tokenize
 from tools.index.chunking import chunk_documents
 from tools.index.dense import EXACT_LIMIT
 from tools.index.documents import Passage
-from tools.index.embedder import DIMENSIONS, Embedder, bulk_threads, shared_embedder
+from tools.index.embedder import DIMENSIONS, TextEmbedder, bulk_threads, shared_embedder
 from tools.index.manifest import Manifest, SourceEntry
 from tools.index.search_files import load_bm25_tokens, load_vectors, save_bm25, save_vectors
 from tools.index.sources import Source, file_source, file_sources, under_roots
@@ -87,7 +87,7 @@ def index_sources(
     sources: Sequence[Source],
     *,
     in_scope: Callable[[str], bool],
-    embedder: Embedder | None = None,
+    embedder: TextEmbedder | None = None,
     show_progress: bool = False,
     on_progress: Progress | None = None,
 ) -> IngestReport:
@@ -276,7 +276,7 @@ def _store_reused(
 def _embed_and_store(
     collection: CollectionStore,
     passages: Sequence[Passage],
-    embedder: Embedder,
+    embedder: TextEmbedder,
     report: IngestReport,
     show: bool,
     on_progress: Progress | None,
@@ -375,7 +375,7 @@ def index_paths(
     collection: str = "docs",
     *,
     store: IndexStore | None = None,
-    embedder: Embedder | None = None,
+    embedder: TextEmbedder | None = None,
     show_progress: bool = False,
 ) -> IngestReport:
     """Index files and folders (Markdown, text/reST, HTML, JSONL) into a collection.
