@@ -59,7 +59,7 @@ def wire_id_dependencies(
         args = dict(task.args)
         for argument, producer in wanted.items():
             producers = [t.id for t in every if t.tool == producer and t.id != task.id]
-            if set(producers) & nx.ancestors(dag, task.id):
+            if nx.ancestors(dag, task.id) & set(producers):
                 pass
             else:
                 acyclic = [p for p in producers if not nx.has_path(dag, task.id, p)]

@@ -18,7 +18,7 @@ carrying the plan (``core.human.PlanReviewRequest``) and reads the reply it is r
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.messages import AIMessage
 from langgraph.graph import END
@@ -32,7 +32,7 @@ from core.events import AnswerEvent, emit
 from core.human import PlanReviewRequest, ReplyError, read_plan_decision
 from core.plan import Plan, PlanError, current_plan, validate_plan
 from core.run import RunContext, current_run
-from core.state import SearchState, resolved_query
+from core.state import PlanData, SearchState, resolved_query
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def review_request(state: SearchState, plan: Plan, tools: list[str], error: str 
     return PlanReviewRequest(
         kind="plan_review",
         query=resolved_query(state),
-        plan=plan.model_dump(),  # type: ignore[typeddict-item]
+        plan=cast(PlanData, plan.model_dump()),
         waves=plan.waves(),
         tools=tools,
         error=error,

@@ -148,7 +148,8 @@ class EarlyStart:
         job = self._launched[task_id][1]
         if not job.done() or job.cancelled() or job.exception() is not None:
             return None
-        return job.result()["results"][task_id]
+        result: TaskResult = job.result()["results"][task_id]
+        return result
 
     def _start_ready(self) -> None:
         running = sum(not job.done() for _, job in self._launched.values())
@@ -157,7 +158,7 @@ class EarlyStart:
                 return
             if not all(self._status(dep) == "ok" for dep in task.deps):
                 continue
-            outputs = {dep: self._result(dep)["output"] for dep in task.deps}  # type: ignore[index]
+            outputs = {dep: result["output"] for dep in task.deps if (result := self._result(dep)) is not None}
             pending = self._start(task, outputs)
             if pending is None:  # no tool calls left to grant: the dispatcher will send it
                 return

@@ -25,10 +25,9 @@ import networkx as nx
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
-from pydantic import BaseModel
 
 from agents.id_deps import needs_of, wire_id_dependencies
-from agents.plan_prompt import plan_prompt, sketch_model
+from agents.plan_prompt import PlanSketch, plan_prompt, sketch_model
 from agents.plan_stream import early_results, early_start
 from agents.tool_history import chain_hint
 from core.events import PlanEvent, emit
@@ -274,8 +273,8 @@ async def plan(
             max_tasks=budgets.max_tasks + len(kept),
         )
 
-    def check(sketch: BaseModel) -> list[Task]:
-        tasks = _renumber(_normalise_tools(list(sketch.tasks), candidates), taken)  # type: ignore[attr-defined]
+    def check(sketch: PlanSketch) -> list[Task]:
+        tasks = _renumber(_normalise_tools(list(sketch.tasks), candidates), taken)
         tasks = wire_id_dependencies(tasks, needs_of(candidates), kept)  # no invented ids
         validate_plan(
             {"tasks": [t.model_dump() for t in tasks]},

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Literal
+from typing import Literal, cast
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -44,7 +44,7 @@ class Verdict(BaseModel):
 
     def record(self) -> Review:
         """The verdict as the state's review record."""
-        return Review(**self.model_dump())  # type: ignore[typeddict-item]
+        return cast(Review, self.model_dump())
 
 
 def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Verdict:

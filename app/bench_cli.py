@@ -117,8 +117,9 @@ def cmd_page(args: argparse.Namespace) -> int:
 def cmd_cache(args: argparse.Namespace) -> int:
     """The semantic answer cache on repeated, reworded and near-miss questions."""
     from bench import cache
+    from tools.cache.answers import CacheLimits
 
-    similarity = args.similarity if args.similarity is not None else cache.CacheLimits.similarity
+    similarity = args.similarity if args.similarity is not None else CacheLimits.similarity
     if not 0 < similarity <= 1:
         print(f"error: --similarity must be in (0, 1], got {similarity:g}", file=sys.stderr)  # noqa: T201
         return 1
@@ -132,7 +133,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
     results = RESULTS_DIR
     results.mkdir(parents=True, exist_ok=True)
-    variant = "" if similarity == cache.CacheLimits.similarity else f"-sim{similarity:g}"
+    variant = "" if similarity == CacheLimits.similarity else f"-sim{similarity:g}"
     name = f"bench-cache-{report['date']}{variant}{'-team' if args.team else ''}"
     (results / f"{name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
     (results / f"{name}.md").write_text(cache.markdown(report))
@@ -180,8 +181,8 @@ def _guard_dag(args: argparse.Namespace) -> int:
     from app.commands import guarded
     from evals.qa_data import DatasetError
     from models.config import ConfigError
+    from models.errors import LocalServerError
     from models.factory import ModelUnavailableError
-    from models.local_server import LocalServerError
 
     errors = (
         DatasetError,

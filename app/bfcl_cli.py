@@ -47,7 +47,7 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
         raise ValueError("--n takes a positive number of tasks per category")
     needs_checker = not all(is_relevance(c) for c in categories)
     root = ensure_bfcl() if args.data_dir is None or needs_checker else None  # fail fast, before the model
-    data = Path(args.data_dir).expanduser() if args.data_dir else data_dir(root)  # type: ignore[arg-type]
+    data = Path(args.data_dir).expanduser() if args.data_dir else data_dir(root or ensure_bfcl())
     tasks = load_tasks(data, categories, args.split, args.n)
     if not tasks:
         raise BfclDataError(f"no tasks in split {args.split!r} of {', '.join(categories)}")

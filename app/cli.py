@@ -12,6 +12,7 @@ import logging
 import sys
 import threading
 import time
+from typing import Any
 
 from langgraph.types import Command
 from rich.console import Console
@@ -173,7 +174,7 @@ async def ask(args: argparse.Namespace) -> int:
             for server, error in run.tools.server_errors.items():
                 console.print(f"[yellow]MCP server {server} unavailable:[/] {error}")
             console.print(f"[dim]thread {thread_id}[/]")
-            turn: str | Command = args.question
+            turn: str | Command[Any] = args.question
             while True:
                 async for item in run_stream(graph, turn, config, RunContext(run=run)):
                     if isinstance(item, Token):

@@ -9,7 +9,7 @@ never runs silently with the defaults. A bad value (an empty query, ``max_replan
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -44,13 +44,19 @@ def _override(field: FieldInfo) -> tuple[Any, Any]:
     return annotation | None, Field(default=None, description=f"default {field.default}")
 
 
-_OVERRIDES: dict[str, Any] = {name: _override(field) for name, field in Budgets.model_fields.items()}
-BudgetOverrides = create_model(
-    "BudgetOverrides",
-    __config__=ConfigDict(extra="forbid"),
-    __doc__="Budgets of this run; the ones left out keep the server's settings.",
-    **_OVERRIDES,
-)
+if TYPE_CHECKING:  # built from Budgets' fields at run time; a type checker sees a model of unknown fields
+
+    class BudgetOverrides(BaseModel):
+        """Budgets of this run."""
+
+else:
+    _OVERRIDES: dict[str, Any] = {name: _override(field) for name, field in Budgets.model_fields.items()}
+    BudgetOverrides = create_model(
+        "BudgetOverrides",
+        __config__=ConfigDict(extra="forbid"),
+        __doc__="Budgets of this run; the ones left out keep the server's settings.",
+        **_OVERRIDES,
+    )
 
 
 class Configurable(BaseModel):
@@ -66,7 +72,7 @@ class Configurable(BaseModel):
     routing: Literal["cheap", "llm"] | None = Field(
         default=None, description="Who picks the route: rules and classifier first, or the LLM always."
     )
-    budgets: BudgetOverrides | None = None  # type: ignore[valid-type]
+    budgets: BudgetOverrides | None = None
     clarify: bool | None = Field(
         default=None,
         description="The Master may pause the run to ask what an ambiguous question means (default off).",

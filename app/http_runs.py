@@ -54,14 +54,14 @@ def _config(config: RunConfig, thread_id: str, run_id: uuid.UUID) -> RunnableCon
 
 
 async def invoke_turn(
-    svc: Service, value: str | Command, config: RunConfig, thread_id: str
+    svc: Service, value: str | Command[Any], config: RunConfig, thread_id: str
 ) -> dict[str, Any]:
     """One turn (or a resumed run) on ``thread_id``, held for its run; the answer with its metadata."""
     with svc.slots.hold(), svc.claims.claim(thread_id):
         return await run_turn(svc, value, config, thread_id)
 
 
-async def run_turn(svc: Service, value: str | Command, config: RunConfig, thread_id: str) -> dict[str, Any]:
+async def run_turn(svc: Service, value: str | Command[Any], config: RunConfig, thread_id: str) -> dict[str, Any]:
     """The run itself (the caller holds the thread): its output, metadata and pending requests."""
     run_id = uuid.uuid4()
     try:
@@ -89,7 +89,7 @@ def _past_deadline(svc: Service) -> str:
     )
 
 
-async def resume_command(svc: Service, thread_id: str, body: ResumeBody) -> Command:
+async def resume_command(svc: Service, thread_id: str, body: ResumeBody) -> Command[Any]:
     """The ``Command`` that resumes the paused run on ``thread_id`` with the body's reply.
 
     Raises:
@@ -108,7 +108,7 @@ async def resume_command(svc: Service, thread_id: str, body: ResumeBody) -> Comm
 
 def stream_turn(
     svc: Service,
-    value: str | Command,
+    value: str | Command[Any],
     run_config: RunConfig,
     thread_id: str,
     *,

@@ -42,7 +42,7 @@ class Service:
 
 async def service(request: Request) -> Service:
     """The running service (503 while the server starts)."""
-    found = getattr(request.app.state, "service", None)
+    found: Service | None = getattr(request.app.state, "service", None)
     if found is None:
         raise HTTPException(503, "the server is starting")
     return found

@@ -24,7 +24,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 import uvicorn
@@ -132,7 +132,7 @@ class Backend:
             raise ToolError(f"aisearch could not start its run ({self.failure or 'it has stopped'})")
         return self.served
 
-    async def ask(self, query: str, thread_id: str | None, ctx: Context | None = None) -> AskResult:
+    async def ask(self, query: str, thread_id: str | None, ctx: Context[Any, Any, Any] | None = None) -> AskResult:
         """One turn of the graph on a new thread or on ``thread_id``; the answer with its sources.
 
         Raises:
@@ -217,7 +217,9 @@ def build_server(backend: Backend, *, host: str, port: int) -> FastMCP:
 
     @server.tool()
     async def ask(  # noqa: D417 - ctx is the SDK's, not the caller's
-        query: str, ctx: Context, thread_id: str | None = None
+        query: str,
+        ctx: Context,  # type: ignore[type-arg]  # FastMCP finds its context parameter only by the bare class
+        thread_id: str | None = None,
     ) -> Annotated[CallToolResult, AskResult]:
         """Answer a question with aisearch's agents, citing the sources they found.
 

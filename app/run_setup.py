@@ -51,7 +51,7 @@ SETUP_LOCK_POLL_S = 0.1
 
 
 @asynccontextmanager
-async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointSaver]:
+async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """The thread store of ``settings``: Postgres when ``settings.db_url`` is set (its tables are
     created on first use), else the SQLite database at ``settings.db_path`` (created if missing).
 
@@ -70,7 +70,7 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
 
 
 @asynccontextmanager
-async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver]:
+async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     try:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         from psycopg.rows import dict_row
@@ -83,6 +83,7 @@ async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver]:
     # the connection settings AsyncPostgresSaver.from_conn_string uses, on a pool of them
     options = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     async with AsyncConnectionPool(url, max_size=POSTGRES_POOL_SIZE, kwargs=options, open=False) as pool:
+        # psycopg_pool types the pool by its connection class, not by the row_factory passed in kwargs
         saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
         # several workers start at once: their CREATE TABLE IF NOT EXISTS would race on a new database
         async with pool.connection() as connection:
@@ -221,13 +222,13 @@ async def pending_requests(graph: SearchGraph, config: RunnableConfig) -> list[d
     return [{"id": pending.id, "value": pending.value} for pending in snapshot.interrupts]
 
 
-def graph_input(value: str | Command) -> InputState | Command:
+def graph_input(value: str | Command[Any]) -> InputState | Command[Any]:
     """What the graph is called with: a new turn's question, or a paused run's ``Command(resume=…)``."""
     return InputState(query=value) if isinstance(value, str) else value
 
 
 async def run_stream(
-    graph: SearchGraph, query: str | Command, config: RunnableConfig, context: RunContext
+    graph: SearchGraph, query: str | Command[Any], config: RunnableConfig, context: RunContext
 ) -> AsyncIterator[Event | Token]:
     """Run one turn (or resume a paused one: ``Command(resume=…)``) and yield what happens: the
     agents' progress events and the Writer's tokens.

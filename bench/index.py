@@ -58,7 +58,7 @@ class TimedEmbedder:
         texts: Sequence[str],
         *,
         threads: int | None = None,
-        on_batch: Callable[[int], None] | None = None,
+        on_batch: Callable[[int], object] | None = None,
     ) -> np.ndarray:
         """Embed ``texts`` (timed)."""
         started = time.perf_counter()

@@ -15,6 +15,7 @@ import logging
 import statistics
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,7 +36,7 @@ from models.local_server import ensure_server, stop_server
 from models.structured import extract_json, schema_response_format
 
 log = logging.getLogger(__name__)
-EXECUTOR_ITEMS = [
+EXECUTOR_ITEMS: list[tuple[str, CandidateTool, Callable[[dict[str, Any]], bool]]] = [
     ("What is 17 * 23 + 4?", TOOLS[0], lambda a: _evaluates_to(a.get("expression"), 395)),
     ("What is 15% of 240?", TOOLS[0], lambda a: _evaluates_to(a.get("expression"), 36)),
     ("How many years between 156 BC and 100 BC?", TOOLS[0], lambda a: _evaluates_to(a.get("expression"), 56)),
@@ -81,8 +82,10 @@ async def timed_call(
 ) -> tuple[dict[str, float], str]:
     """One streamed chat call: time to first token, tokens/s, latency; returns the text too."""
     body: dict[str, Any] = {}
-    if schema is not None or extra_schema is not None:
-        body["response_format"] = extra_schema or schema_response_format(schema)  # type: ignore[arg-type]
+    if extra_schema is not None:
+        body["response_format"] = extra_schema
+    elif schema is not None:
+        body["response_format"] = schema_response_format(schema)
     # a unique first line defeats llama.cpp's prompt-prefix cache: every call pays its full prefill
     messages: list[ChatCompletionMessageParam] = [
         {"role": "user", "content": f"Request {uuid.uuid4().hex[:8]}.\n{prompt}"}

@@ -100,7 +100,7 @@ async def end_to_end(settings: Any) -> list[dict[str, Any]]:
 
 def _row(
     question: str, expected: tuple[str, ...], state: dict[str, Any], seconds: float, first_token: float | None
-) -> dict:
+) -> dict[str, Any]:
     answer = state.get("answer") or {}
     results = list(state.get("results", {}).values())
     searches = [c for r in results for c in r["tool_calls"] if c["tool"] == "docsearch.search"]

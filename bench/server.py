@@ -30,7 +30,7 @@ class ServeError(RuntimeError):
 
 def start_serve(
     env: dict[str, str], log_path: Path, *args: str, timeout_s: float = START_TIMEOUT_S
-) -> tuple[subprocess.Popen, str]:
+) -> tuple[subprocess.Popen[bytes], str]:
     """Start ``aisearch serve`` on a free loopback port and wait until ``/health`` answers.
 
     Args:
@@ -66,7 +66,7 @@ def start_serve(
     )
 
 
-def stop_serve(process: subprocess.Popen, timeout_s: float = 30) -> None:
+def stop_serve(process: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
     """Terminate the server; kill it if it has not exited within ``timeout_s``."""
     process.terminate()
     try:

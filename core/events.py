@@ -6,7 +6,7 @@ The agents emit them (:func:`emit`); the CLI renders them (``app/render.py``); a
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from langgraph.config import get_stream_writer
 
@@ -65,7 +65,7 @@ class ToolSwitchEvent(TypedDict):
     from_tool: str
     to_tool: str
     reason: str
-    args: dict
+    args: dict[str, Any]
     mapped_by: Literal["name", "model"]
 
 

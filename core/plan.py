@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import networkx as nx
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from core.state import TaskPayload, TaskResult
+from core.state import TaskData, TaskPayload, TaskResult
 
 REF_PATTERN = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)(?:\.([\w.-]+))?\s*\}\}")
 TASK_ID_PATTERN = re.compile(r"^[A-Za-z_][\w-]{0,31}$")
@@ -68,7 +68,7 @@ class Plan(BaseModel):
         """Tasks keyed by id."""
         return {task.id: task for task in self.tasks}
 
-    def graph(self) -> nx.DiGraph:
+    def graph(self) -> nx.DiGraph[str]:
         """The dependency graph, edges pointing from parent to child."""
         dag: nx.DiGraph[str] = nx.DiGraph()
         for task in self.tasks:
@@ -238,7 +238,7 @@ def task_payload(
     """
     filled = task.model_copy(update={"args": substitute(task.args, outputs)})
     return TaskPayload(
-        task=filled.model_dump(),  # type: ignore[typeddict-item]
+        task=cast(TaskData, filled.model_dump()),
         parent_outputs={dep: outputs[dep] for dep in task.deps if dep in outputs},
         query=query,
         today=today,

@@ -243,7 +243,7 @@ async def server_run() -> Run:
 
 async def current_run(runtime: Runtime[RunContext]) -> Run:
     """The run a node works in: the one its caller passed, else the server process's own."""
-    context = runtime.context
+    context: RunContext | None = runtime.context  # None when the caller passed no context
     if context is not None and context.run is not None:
         return context.run
     return await server_run()

@@ -76,7 +76,7 @@ def load_checker(root: Path) -> types.ModuleType:
             package.__path__ = [str(root.joinpath(*name.split(".")))]
             sys.modules[name] = package
         stub = types.ModuleType("bfcl_eval.constants.model_config")
-        stub.MODEL_CONFIG_MAPPING = _NoUnderscoreModels()  # type: ignore[attr-defined]
+        vars(stub)["MODEL_CONFIG_MAPPING"] = _NoUnderscoreModels()
         sys.modules[stub.__name__] = stub
         loaded: types.ModuleType | None = None
         for name in (*MODULES, CHECKER):

@@ -60,7 +60,7 @@ def _judged(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 def _system_stats(
     records: Sequence[Mapping[str, Any]], judged: Sequence[Mapping[str, Any]], name: str
-) -> dict:
+) -> dict[str, Any]:
     outputs = [r["systems"][name] for r in records if name in (r.get("systems") or {})]
     latencies = [float(o["latency_s"]) for o in outputs if isinstance(o.get("latency_s"), int | float)]
     scored = [r["scores"][name] for r in judged if name in r["scores"]]
@@ -73,7 +73,7 @@ def _system_stats(
     }
 
 
-def side_by_side(judged: Sequence[Mapping[str, Any]], system: str = SYSTEM, baseline: str = BASELINE) -> dict:
+def side_by_side(judged: Sequence[Mapping[str, Any]], system: str = SYSTEM, baseline: str = BASELINE) -> dict[str, Any]:
     """Win/tie/lose of ``system`` against ``baseline`` on the total score, with NWR, its interval,
     the sign test, and the paired mean difference of the totals with its interval."""
     pairs = [(total(r["scores"][system]), total(r["scores"][baseline])) for r in judged]
@@ -104,7 +104,7 @@ def order_bias(judged: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]
     return by_place
 
 
-def summarise_cqed(records: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None = None) -> dict:
+def summarise_cqed(records: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The run's summary (see the module docstring) from its per-query records.
 
     Args:

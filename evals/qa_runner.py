@@ -90,7 +90,7 @@ def default_run_dir(options: QAOptions) -> Path:
     return RESULTS_DIR / "-".join(parts)
 
 
-async def run_system(name: str, question: dict[str, Any], context: QAContext, timeout_s: float) -> dict:
+async def run_system(name: str, question: dict[str, Any], context: QAContext, timeout_s: float) -> dict[str, Any]:
     """Answer one question with one system; failures become the record's ``error``."""
     started = time.perf_counter()
     text = question["question"]
@@ -112,7 +112,7 @@ async def run_system(name: str, question: dict[str, Any], context: QAContext, ti
         return error_record(exc, started)
 
 
-async def judge_record(judge: Judge, question: dict[str, Any], systems: dict[str, dict]) -> dict[str, Any]:
+async def judge_record(judge: Judge, question: dict[str, Any], systems: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Correctness and faithfulness per system, and aisearch vs RAG side by side."""
     verdicts: dict[str, Any] = {}
     gold = str(question.get("answer") or "")

@@ -65,7 +65,7 @@ def sign_test(wins: int, losses: int) -> float:
     if n <= 0:
         return 1.0
     k = min(wins, losses)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / (1 << n)  # 2**n, as an int
     return min(1.0, 2 * tail)
 
 

@@ -23,6 +23,8 @@ per-run objects (models, tool hub, clock) come in as the run context (``core/run
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -45,7 +47,7 @@ GRAPH_NAME = "aisearch"
 SearchGraph = CompiledStateGraph[SearchState, RunContext, InputState, OutputState]
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> SearchGraph:
+def build_graph(checkpointer: BaseCheckpointSaver[Any] | None = None) -> SearchGraph:
     """Compile the search graph, with a checkpointer for the CLI and tests or none for Studio."""
     builder = StateGraph(
         SearchState, context_schema=RunContext, input_schema=InputState, output_schema=OutputState

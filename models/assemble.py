@@ -85,7 +85,7 @@ def _stamp_ok(dest: Path, sha256: str) -> bool:
         st = dest.stat()
     except (OSError, ValueError):
         return False
-    return stamp == {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return bool(stamp == {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
 
 
 def _write_stamp(dest: Path, sha256: str) -> None:

@@ -29,7 +29,7 @@ class CompatibleChatOpenAI(ChatOpenAI):
     ``bind(max_tokens=…)``, was no limit at all. OpenAI's own API keeps the single new name.
     """
 
-    def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
+    def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict[str, Any]:
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
         limit = payload.get("max_completion_tokens")
         if limit is not None and "api.openai.com" not in str(self.openai_api_base or ""):

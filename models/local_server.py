@@ -44,7 +44,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import httpx
 from filelock import FileLock
@@ -106,7 +106,8 @@ def require_llama_cpp() -> None:
 def read_state() -> dict[str, Any] | None:
     """The recorded server state, or None if there is none (or it is unreadable)."""
     try:
-        return json.loads(state_path().read_text())
+        state: dict[str, Any] = json.loads(state_path().read_text())
+        return state
     except (OSError, ValueError):
         return None
 
@@ -215,7 +216,9 @@ def _start(settings: ModelSettings, models: dict[str, Path]) -> dict[str, Any]:
     raise AssertionError("unreachable")
 
 
-def _reusable(state: dict[str, Any] | None, settings: ModelSettings, models: dict[str, Path]) -> bool:
+def _reusable(
+    state: dict[str, Any] | None, settings: ModelSettings, models: dict[str, Path]
+) -> TypeGuard[dict[str, Any]]:
     """Whether the recorded server can serve this run.
 
     It must run, be ours, listen on the requested port (if one is set) and serve every requested
@@ -254,12 +257,12 @@ def ensure_server_state(settings: ModelSettings) -> tuple[dict[str, Any], bool]:
     wanted = resolve_models(settings, assemble_missing=False)
     state = read_state()
     if _reusable(state, settings, wanted):
-        return state, False  # type: ignore[return-value]
+        return state, False
     lock_timeout = settings.local.start_timeout_s + 1800.0  # a first run may assemble 1.6 GB first
     with _lock().acquire(timeout=lock_timeout):
         state = read_state()
         if _reusable(state, settings, wanted):
-            return state, False  # type: ignore[return-value]
+            return state, False
         if state:
             if server_alive(state):
                 log.warning("the running local model server serves other models; restarting it")
@@ -276,7 +279,8 @@ def ensure_server(settings: ModelSettings) -> str:
             not become healthy within ``local.start_timeout_s`` (the message has the log tail).
         models.model_parts.AssemblyError: A bundled model could not be assembled or verified.
     """
-    return ensure_server_state(settings)[0]["base_url"]
+    url: str = ensure_server_state(settings)[0]["base_url"]
+    return url
 
 
 @contextlib.contextmanager

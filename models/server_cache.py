@@ -60,4 +60,5 @@ def install() -> None:
     """Make the llama.cpp server build its RAM prompt caches as :class:`BoundedRAMCache`."""
     import llama_cpp
 
-    llama_cpp.LlamaRAMCache = BoundedRAMCache  # type: ignore[misc]
+    # llama_cpp re-exports the class without __all__; the server looks it up on the package
+    llama_cpp.LlamaRAMCache = BoundedRAMCache  # type: ignore[attr-defined]

@@ -148,7 +148,7 @@ def original_spec(spec: ToolSpec, root: Path | None = None) -> ToolSpec:
 
 def delta(embedder: TextEmbedder, previous: str, current: str) -> float:
     """Eq. 5: the mean of the two versions' MiniLM cosine and their BLEU (0-1)."""
-    from sacrebleu.metrics import BLEU
+    from sacrebleu.metrics.bleu import BLEU
 
     vectors = embedder.encode([previous, current])
     cosine = float(vectors[0] @ vectors[1])

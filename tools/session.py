@@ -17,11 +17,11 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from langchain_mcp_adapters.sessions import create_session
+from langchain_mcp_adapters.sessions import Connection, create_session
 from langchain_mcp_adapters.tools import load_mcp_tools
 from mcp import ClientSession
 
@@ -106,7 +106,7 @@ class ServerSession:
         """Hold the session from start to stop: the one task that enters and leaves it."""
         failure = "the session ended"
         try:
-            async with create_session(self.connection) as session:  # type: ignore[arg-type]
+            async with create_session(cast(Connection, self.connection)) as session:
                 initialized = await session.initialize()
                 self.instructions = (getattr(initialized, "instructions", None) or "").strip()
                 tools = await load_mcp_tools(session, server_name=self.name)
@@ -163,7 +163,8 @@ class ServerSession:
         call = {"name": tool, "args": args, "id": uuid.uuid4().hex, "type": "tool_call"}
         try:
             async with asyncio.timeout_at(deadline):
-                return await self.tools[tool].ainvoke(call)
+                message: ToolMessage = await self.tools[tool].ainvoke(call)
+                return message
         except Exception:
             self._check_health()
             raise

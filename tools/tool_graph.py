@@ -126,7 +126,7 @@ def history_path(db_path: Path) -> Path:
     return db_path.parent / "tool_history.sqlite"
 
 
-def build_graph(specs: Sequence[ToolSpec], history: ToolHistory | None = None) -> nx.DiGraph:
+def build_graph(specs: Sequence[ToolSpec], history: ToolHistory | None = None) -> nx.DiGraph[str]:
     """The dependency graph of ``specs``: schema edges and recorded chains, weighted by history."""
     graph: nx.DiGraph[str] = nx.DiGraph()
     tools = history.tool_counts() if history else {}
@@ -147,7 +147,7 @@ def build_graph(specs: Sequence[ToolSpec], history: ToolHistory | None = None) -
     return graph
 
 
-def chain_hints(graph: nx.DiGraph, candidates: Iterable[str]) -> list[str]:
+def chain_hints(graph: nx.DiGraph[str], candidates: Iterable[str]) -> list[str]:
     """The likeliest chains among ``candidates``: edges that succeeded before, best first."""
     names = set(candidates)
     edges = [
@@ -174,12 +174,12 @@ def ranked_backups(
     return sorted(peers, key=key)
 
 
-def graph_json(graph: nx.DiGraph) -> dict[str, Any]:
+def graph_json(graph: nx.DiGraph[str]) -> dict[str, Any]:
     """The graph as node-link JSON (networkx's format)."""
     return nx.node_link_data(graph, edges="edges")
 
 
-def draw_graph(graph: nx.DiGraph, path: Path) -> None:
+def draw_graph(graph: nx.DiGraph[str], path: Path) -> None:
     """Draw the graph to a PNG: nodes by server, edges as thick as their weight."""
     import matplotlib
 

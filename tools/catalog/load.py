@@ -46,7 +46,7 @@ def _tool(raw: Any) -> CatalogTool | None:
     )
 
 
-def entry_server(entry: dict[str, Any], source: str) -> CatalogServer:
+def entry_server(entry: object, source: str) -> CatalogServer:
     """One LiveMCPBench-style catalogue entry as a server record."""
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         raise CatalogError(f"{source}: a catalogue entry needs a string 'name'")

@@ -76,7 +76,7 @@ class DeferredEmbedder:
         texts: Sequence[str],
         *,
         threads: int | None = None,
-        on_batch: Callable[[int], None] | None = None,
+        on_batch: Callable[[int], object] | None = None,
     ) -> Any:
         """Embed ``texts`` (normalised rows)."""
         return self._get().encode(texts, threads=threads, on_batch=on_batch)

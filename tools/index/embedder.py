@@ -41,7 +41,7 @@ class TextEmbedder(Protocol):
         texts: Sequence[str],
         *,
         threads: int | None = None,
-        on_batch: Callable[[int], None] | None = None,
+        on_batch: Callable[[int], object] | None = None,
     ) -> np.ndarray:
         """Embed ``texts`` into a float32 matrix of normalised rows."""
         ...
@@ -86,7 +86,7 @@ class Embedder:
         texts: Sequence[str],
         *,
         threads: int | None = None,
-        on_batch: Callable[[int], None] | None = None,
+        on_batch: Callable[[int], object] | None = None,
     ) -> np.ndarray:
         """Embed ``texts`` into a float32 matrix of normalised rows.
 
@@ -127,7 +127,8 @@ class Embedder:
 
     def encode_query(self, text: str) -> np.ndarray:
         """Embed one query (one torch thread: lowest latency on a small machine)."""
-        return self.encode([text], threads=1)[0]
+        vector: np.ndarray = self.encode([text], threads=1)[0]
+        return vector
 
 
 def bulk_threads() -> int:

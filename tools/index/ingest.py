@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from tools.index.bm25 import tokenize
 from tools.index.chunking import chunk_documents
@@ -30,6 +30,9 @@ from tools.index.manifest import Manifest, SourceEntry
 from tools.index.search_files import load_bm25_tokens, load_vectors, save_bm25, save_vectors
 from tools.index.sources import Source, file_source, file_sources, under_roots
 from tools.index.store import CollectionStore, IndexStore
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +77,7 @@ class IngestReport:
         )
 
 
-def _bar(total: int, desc: str, show: bool, unit: str):  # noqa: ANN202 - tqdm type
+def _bar(total: int, desc: str, show: bool, unit: str) -> tqdm[NoReturn]:
     from tqdm import tqdm
 
     return tqdm(

@@ -25,7 +25,7 @@ def default_index_dir() -> Path:
     return Path(data_home).expanduser() / "aisearch" / "index"
 
 
-def validate_collection_name(name: str) -> str:
+def validate_collection_name(name: object) -> str:
     """Return ``name`` if it is a valid collection name, else raise :class:`IndexUserError`.
 
     Names have 3–64 characters from letters, digits, ``.``, ``_`` and ``-``, and start and end

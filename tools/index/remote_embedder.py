@@ -73,7 +73,7 @@ class RemoteEmbedder:
         texts: Sequence[str],
         *,
         threads: int | None = None,
-        on_batch: Callable[[int], None] | None = None,
+        on_batch: Callable[[int], object] | None = None,
     ) -> np.ndarray:
         """Embed ``texts`` into a float32 matrix of normalised rows (``threads`` only matters in-process)."""
         if self._local is None:
@@ -91,9 +91,10 @@ class RemoteEmbedder:
 
     def encode_query(self, text: str) -> np.ndarray:
         """Embed one query."""
-        return self.encode([text])[0]
+        vector: np.ndarray = self.encode([text])[0]
+        return vector
 
-    def _remote(self, texts: list[str], on_batch: Callable[[int], None] | None) -> np.ndarray:
+    def _remote(self, texts: list[str], on_batch: Callable[[int], object] | None) -> np.ndarray:
         import numpy as np
 
         parts = []

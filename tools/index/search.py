@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,7 +134,7 @@ class Searcher:
         """
         if ranker not in RANKERS:
             raise ValueError(f"unknown ranker {ranker!r}; use one of {', '.join(RANKERS)}")
-        method = getattr(self, ranker)
+        method: Callable[[str, int], list[Hit]] = getattr(self, ranker)
         if not rerank:
             return method(query, n)
         if self.reranker is None:

@@ -74,10 +74,12 @@ def topic_documents() -> Iterator[Document]:
 def _signature(obj: object) -> str:
     """The call signature, without memory addresses (they change between runs and would break
     the incremental digests)."""
+    if not callable(obj):
+        return ""
     try:
-        text = str(inspect.signature(obj))  # type: ignore[arg-type]
+        text = str(inspect.signature(obj))
     except (TypeError, ValueError):
-        return "(...)" if callable(obj) else ""
+        return "(...)"
     return _ADDRESS.sub("", text)
 
 

@@ -92,7 +92,8 @@ class CollectionStore:
 
     def state(self) -> dict[str, Any]:
         """The collection's state (``{}`` if it does not exist)."""
-        return read_json(self.state_path, {})
+        state: dict[str, Any] = read_json(self.state_path, {})
+        return state
 
     def write_state(self, **changes: Any) -> dict[str, Any]:
         """Update fields of the state file and return the new state."""
@@ -335,7 +336,7 @@ class IndexStore:
                 return False
         with self._lock:
             if self._client is not None:
-                from chromadb.api.client import SharedSystemClient
+                from chromadb.api.shared_system_client import SharedSystemClient
 
                 SharedSystemClient.clear_system_cache()
                 self._client = None

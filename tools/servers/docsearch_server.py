@@ -25,6 +25,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -93,7 +94,7 @@ def configure(
 
 def _lazy_chat(factory: Any) -> Any:
     """Resolve the rerank endpoint on first use (it may start the local model server)."""
-    holder: dict[str, Any] = {}
+    holder: dict[str, Callable[[list[dict[str, str]]], str]] = {}
 
     def chat(messages: list[dict[str, str]]) -> str:
         if "fn" not in holder:

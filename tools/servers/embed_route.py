@@ -72,11 +72,12 @@ def add_routes(mcp: FastMCP, embedder: Embedder) -> CachedEmbedder:
     """Add ``GET /health`` (the server's pid) and ``POST /embed`` (MiniLM vectors) to ``mcp``'s HTTP app."""
     cached = CachedEmbedder(embedder)
 
-    @mcp.custom_route("/health", methods=["GET"])
+    # FastMCP's custom_route is unannotated
+    @mcp.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "pid": os.getpid()})
 
-    @mcp.custom_route(EMBED_PATH, methods=["POST"])
+    @mcp.custom_route(EMBED_PATH, methods=["POST"])  # type: ignore[untyped-decorator]
     async def embed(request: Request) -> JSONResponse:
         try:
             texts = _texts(await request.json())

@@ -61,11 +61,12 @@ def build_server(upstream: ClientSession, plan: FaultPlan, hang_s: float) -> Ser
     """A low-level MCP server forwarding to ``upstream`` with ``plan``'s faults."""
     server: Server = Server("faults", instructions="A fault-injecting proxy of another MCP server.")
 
-    @server.list_tools()
+    # mcp's low-level decorators are unannotated
+    @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
     async def list_tools() -> list[types.Tool]:
         return (await upstream.list_tools()).tools
 
-    @server.call_tool(validate_input=False)
+    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         fault = plan.draw(name)
         if fault is not None:

@@ -90,7 +90,8 @@ def _format(value: Any) -> str:
         raise PreciseCalcError("the result is not a finite number")
     if value == _CONTEXT.nint(value) and abs(value) < _CONTEXT.mpf(10) ** DIGITS:
         return str(int(value))
-    return _CONTEXT.nstr(value, 15)
+    text: str = _CONTEXT.nstr(value, 15)
+    return text
 
 
 def evaluate_precise(expression: str) -> str:

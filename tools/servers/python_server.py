@@ -43,7 +43,8 @@ def _bounded_pow(base: float, exponent: float) -> float:
     if isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1:
         if exponent * math.log2(abs(base)) > MAX_INT_BITS:
             raise CalculatorError(f"result of {base} ** {exponent} is too large (more than ~3,900 digits)")
-    return operator.pow(base, exponent)
+    power: float = operator.pow(base, exponent)
+    return power
 
 
 def _bounded_int(fn: Callable[..., Any], limit: int) -> Callable[..., Any]:

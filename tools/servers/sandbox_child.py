@@ -20,6 +20,8 @@ What could not be set up is written, one line each, to ``status_fd`` (the parent
 without namespaces the worker is the supervisor's direct child.
 """
 
+from __future__ import annotations
+
 import ast
 import builtins
 import json
@@ -29,6 +31,8 @@ import sys
 
 TYPE_CHECKING = False  # a type checker's own constant, without importing typing into the child
 if TYPE_CHECKING:
+    from typing import Any
+
     from tools.servers import sandbox_hook, sandbox_os
 else:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves this directory out
@@ -39,7 +43,7 @@ else:
 import subprocess  # noqa: E402,F401 - loaded before the audit hook, which refuses importing _posixsubprocess
 
 
-def _report(config: dict, message: str) -> None:
+def _report(config: dict[str, Any], message: str) -> None:
     try:
         os.write(config["status_fd"], (message.replace("\n", " ") + "\n").encode())
     except OSError:
@@ -80,7 +84,7 @@ def _stop(signum: int, frame: object) -> None:
     os._exit(128 + signum)
 
 
-def supervisor(config: dict, code: str) -> None:
+def supervisor(config: dict[str, Any], code: str) -> None:
     """Enter the namespaces, start init (or the worker), wait, clean up, exit with its status.
 
     SIGTERM (the parent's timeout, or the parent's death) kills every descendant before exiting.
@@ -115,7 +119,7 @@ def supervisor(config: dict, code: str) -> None:
     os._exit(_exit_code(status))
 
 
-def init(config: dict, code: str, in_user_ns: bool) -> None:
+def init(config: dict[str, Any], code: str, in_user_ns: bool) -> None:
     """PID 1 of the sandbox: hide the file system, run the worker, reap; exiting kills the rest."""
     sandbox_os.die_with_parent(0)  # the supervisor is outside this PID namespace: ppid reads 0
     sandbox_os.prctl(sandbox_os.PR_SET_DUMPABLE, 0)
@@ -138,7 +142,7 @@ def init(config: dict, code: str, in_user_ns: bool) -> None:
             os._exit(_exit_code(status))
 
 
-def worker(config: dict, code: str, in_user_ns: bool) -> None:
+def worker(config: dict[str, Any], code: str, in_user_ns: bool) -> None:
     """Leave no privilege, set the limits and filters, run the code, write the result, exit."""
     os.chdir(config["workdir"])
     root = os.path.realpath(os.getcwd())

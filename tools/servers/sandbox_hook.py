@@ -14,7 +14,7 @@ import os
 import socket
 import sys
 from types import MappingProxyType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 NETWORK_MSG = "network access is disabled in the sandbox"
 WRITE_MSG = "writing files outside the sandbox directory is not allowed"
@@ -87,7 +87,7 @@ def install(root: str, pid: int) -> None:
     def deny(message: str) -> NoReturn:
         raise SandboxViolation(message)
 
-    def hook(event: str, args: tuple) -> None:
+    def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
             path, mode, flags = args
             if isinstance(path, int) or path is None:

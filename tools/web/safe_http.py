@@ -184,7 +184,7 @@ class SafeFetcher:
         try:
             return await client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise FetchFailed(f"{target}: {type(exc).__name__}: {exc or 'no answer'}") from None
+            raise FetchFailed(f"{target}: {type(exc).__name__}: {str(exc) or 'no answer'}") from None
 
     async def _read(self, target: httpx.URL, response: httpx.Response) -> Download:
         if response.status_code >= 400:
@@ -202,7 +202,7 @@ class SafeFetcher:
                     truncated = True
                     break
         except httpx.HTTPError as exc:
-            raise FetchFailed(f"{target}: {type(exc).__name__}: {exc or 'the download broke off'}") from None
+            raise FetchFailed(f"{target}: {type(exc).__name__}: {str(exc) or 'the download broke off'}") from None
         return Download(
             str(target), content_type or "text/html", response.charset_encoding, bytes(body), truncated
         )
