@@ -15,6 +15,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict  # pydantic builds schemas of these on Python 3.11 too
 
+from tools.hub import CandidateTool as CandidateTool  # re-exported: the state keeps the candidates
 from tools.hub import ToolOutcome
 
 Status = Literal["ok", "failed", "incomplete"]
@@ -127,18 +128,6 @@ class Clarification(TypedDict):
     asked_query: str
     answer: str
     status: ClarificationStatus
-
-
-class CandidateTool(TypedDict):
-    """A tool inside this query's capability boundary (``ToolSpec.brief()`` plus its rank score)."""
-
-    name: str
-    description: str
-    args: dict[str, str]
-    server: str
-    score: float | None
-    needs: NotRequired[dict[str, str]]  # argument → the tool that produces its identifier (tools/needs.py)
-    intent: NotRequired[str]  # the part of the query it was retrieved for
 
 
 class TaskData(TypedDict):

@@ -19,7 +19,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from core.state import CandidateTool
 from tools.catalog.model import Catalog
 from tools.catalog.retrieve import RetrievalOptions, ToolRetriever
 from tools.catalog.run_catalog import hub_catalog
@@ -27,7 +26,7 @@ from tools.needs import needs_text, tool_needs
 
 if TYPE_CHECKING:
     from tools.catalog.run_index import RunIndex
-    from tools.hub import ToolHub, ToolSpec
+    from tools.hub import CandidateTool, ToolHub, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -47,13 +46,13 @@ def candidate(spec: ToolSpec, peers: list[ToolSpec], score: float | None, intent
     """One candidate as the state keeps it: the tool's brief, its score, the intent it matched, and
     the identifiers it needs from other tools (also said in its description)."""
     brief = spec.brief()
-    record = CandidateTool(
-        name=brief["name"],
-        description=brief["description"],
-        args=brief["args"],
-        server=spec.server,
-        score=None if score is None else round(score, 3),
-    )
+    record: CandidateTool = {
+        "name": brief["name"],
+        "description": brief["description"],
+        "args": brief["args"],
+        "server": spec.server,
+        "score": None if score is None else round(score, 3),
+    }
     needs = tool_needs(spec, peers)
     if needs:
         record["needs"] = needs

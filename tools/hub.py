@@ -23,9 +23,13 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import (
+    Any,
+    NotRequired,  # pydantic reads the state's records on 3.11 too
+)
 
 from langchain_core.messages import ToolMessage
+from typing_extensions import TypedDict
 
 from tools.schema import normalise_schema, type_label
 from tools.session import ServerLimits, ServerSession, ServerUnavailable, exception_text
@@ -33,6 +37,18 @@ from tools.session import ServerLimits, ServerSession, ServerUnavailable, except
 log = logging.getLogger(__name__)
 MAX_OUTPUT_CHARS = 6000
 QUERY_ARGS = ("query", "q", "search_query", "keywords")
+
+
+class CandidateTool(TypedDict):
+    """A tool inside this query's capability boundary (``ToolSpec.brief()`` plus its rank score)."""
+
+    name: str
+    description: str
+    args: dict[str, str]
+    server: str
+    score: float | None
+    needs: NotRequired[dict[str, str]]  # argument → the tool that produces its identifier (tools/needs.py)
+    intent: NotRequired[str]  # the part of the query it was retrieved for
 
 
 @dataclass(frozen=True)
