@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from typing import cast
 
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
@@ -107,10 +108,10 @@ class Reading(AssessmentReply):
 
     def record(self) -> Assessment:
         """The reading as the state's :class:`~core.state.Assessment` record."""
-        return Assessment(**self.model_dump(exclude={"clarify"}))  # type: ignore[typeddict-item]
+        return cast(Assessment, self.model_dump(exclude={"clarify"}))
 
 
-LEVELS = ("simple", "moderate", "complex")
+LEVELS: tuple[Complexity, ...] = ("simple", "moderate", "complex")
 
 
 def calibrate(reply: AssessmentReply, query: str) -> Reading:
@@ -133,13 +134,13 @@ def calibrate(reply: AssessmentReply, query: str) -> Reading:
     votes["facts"] = 2 if several_facts and reply.needs_external_info else 0
     source, level = max(votes.items(), key=lambda item: item[1])
     if level > votes["model"]:
-        assessment.complexity = LEVELS[level]  # type: ignore[assignment]
+        assessment.complexity = LEVELS[level]
         assessment.escalated = source
         assessment.needs_external_info = True
         if level == 2:
             assessment.needs_decomposition = True
             if assessment.strategy == "direct":
-                assessment.strategy = rule.strategy if source == "rules" else "parallel"  # type: ignore[assignment]
+                assessment.strategy = rule.strategy if source == "rules" else "parallel"
     return assessment
 
 
@@ -165,6 +166,8 @@ def usable_resolution(resolved: str, query: str) -> str:
 
 def rule_assessment(query: str) -> Reading:
     """A keyword-based assessment, used when the model's output cannot be parsed."""
+    complexity: Complexity
+    strategy: Strategy
     if COMPLEX_HINTS.search(query):
         complexity, strategy = "complex", "parallel"
     elif EXTERNAL_HINTS.search(query):

@@ -234,14 +234,14 @@ async def assess(
     except QueryError as exc:
         answer = build_answer(f"Nothing was searched: {exc}.", [], [])
         emit(AnswerEvent(event="answer", answer=answer))
-        return Command(goto=END, update={"answer": answer, "query": ""})
+        return Command(goto=END, update={"answer": answer, "query": ""})  # type: ignore[arg-type]  # langgraph types END as str
     query = prepared.text
     today = run.now().strftime("%A, %Y-%m-%d %H:%M %Z").strip()
     pending = state.get("clarification")
     clarified = pending is not None and pending["status"] == "answered"  # back from clarify
     cached = None if clarified or prepared.trim_note else await recall(run, state, query, today)
     if cached is not None:  # asked before: the earlier answer, before the team runs
-        return Command(goto=END, update=cached)
+        return Command(goto=END, update=cached)  # type: ignore[arg-type]  # langgraph types END as str
     may_ask = run.settings.clarify and not clarified
     assessment = await read_query(run, state, query, today, may_ask=may_ask)
     if may_ask and assessment.clarify.strip():
@@ -281,5 +281,5 @@ async def assess(
         answer = build_answer(NO_WEB_ANSWER, [], [NO_WEB_GAP])
         emit(AnswerEvent(event="answer", answer=answer))
         messages = [HumanMessage(content=query), AIMessage(content=answer["text"])]
-        return Command(goto=END, update=update | {"answer": answer, "messages": messages})
+        return Command(goto=END, update=update | {"answer": answer, "messages": messages})  # type: ignore[arg-type]  # langgraph types END as str
     return Command(goto="writer" if route == "writer_only" else "select_tools", update=update)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -120,7 +120,7 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str], short: 
         "text": text.strip(),
         "citations": citations,
         "sources": [
-            {"n": n, **{k: s[k] for k in ("id", "kind", "title", "source", "published") if k in s}}
+            cast(Source, {"n": n, **{k: s[k] for k in ("id", "kind", "title", "source", "published") if k in s}})
             for n, s in enumerate(sources, start=1)
         ],
         "basis": "sources" if sources else "model_knowledge",
