@@ -7,7 +7,7 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from core.run import Run, RunContext
 from core.settings import Budgets, CacheSettings, Settings
 from graph.builder import build_graph
+from models import local_server
 from models.config import ROLES, RoleSettings
 from tests.support.fakes import DECOMPOSE, MARK, ScriptedChatModel, copied, kept_whole
 from tools.hub import ToolHub
@@ -52,6 +53,42 @@ for _name in ("AISEARCH_SEARXNG_URL", "AISEARCH_WEB_PROVIDER", "TAVILY_API_KEY",
 # process the Ctrl-C tests start: give them the terminal's default, as a user's shell does.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+# nor the real local models, unless a test is marked `local_model` (see pytest_runtest_setup)
+os.environ[local_server.FORBID_ENV] = "1"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Turn the real model server off for a test not marked ``local_model``, before its fixtures run.
+
+    The switch is an environment variable, so the processes the test starts (CLI runs, servers)
+    inherit it; ``local_server.ensure_server_state`` raises while it is set.
+    """
+    if item.get_closest_marker("local_model"):
+        os.environ.pop(local_server.FORBID_ENV, None)
+    else:
+        os.environ[local_server.FORBID_ENV] = "1"
+
+
+@pytest.fixture(autouse=True)
+def model_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Fail a test not marked ``local_model`` that tried to reach the real models, even if the code caught
+    the error; yields the attempts seen in this process."""
+    attempts: list[str] = []
+    if request.node.get_closest_marker("local_model") is None:
+        refuse = local_server.refuse_if_forbidden
+
+        def recorded() -> None:
+            try:
+                refuse()
+            except local_server.LocalModelsForbidden as exc:
+                attempts.append(str(exc))
+                raise
+
+        monkeypatch.setattr(local_server, "refuse_if_forbidden", recorded)
+    yield attempts
+    if attempts:
+        pytest.fail(f"reached the real local models without the local_model marker: {attempts[0]}")
 
 
 def make_settings(
