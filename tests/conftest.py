@@ -58,6 +58,15 @@ os.environ[local_server.FORBID_ENV] = "1"
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup`` the ``local_model`` tests run one after another on one worker: they
+    share the two cores' model server time, and a worker's model server is started once."""
+    for item in items:
+        if item.get_closest_marker("local_model"):
+            item.add_marker(pytest.mark.xdist_group("local_model"))
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Turn the real model server off for a test not marked ``local_model``, before its fixtures run.
 
@@ -89,6 +98,30 @@ def model_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     yield attempts
     if attempts:
         pytest.fail(f"reached the real local models without the local_model marker: {attempts[0]}")
+
+
+@pytest.fixture(scope="session")
+def local_model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of one real model server serving both bundled models (the assembled GGUFs), shared
+    by the ``local_model`` tests of a worker; its state lives in a cache dir of its own."""
+    from core.settings import load_settings
+    from models.assemble import model_path
+    from models.config import LocalServerSettings
+    from models.model_parts import REGISTRY
+
+    cache = str(tmp_path_factory.mktemp("server-cache"))
+    settings = load_settings(env={})
+    gguf = {alias: str(model_path(alias)) for alias in REGISTRY}
+    settings.local = LocalServerSettings(**{**settings.local.model_dump(), "gguf": gguf})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AISEARCH_CACHE_DIR", cache)
+        state, _ = local_server.ensure_server_state(settings)
+    try:
+        yield state["base_url"]
+    finally:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("AISEARCH_CACHE_DIR", cache)
+            local_server.stop_server()
 
 
 def make_settings(
