@@ -8,7 +8,8 @@
 #                                             browser, langgraph dev server, nor tests marked `slow`
 #
 # AISEARCH_TEST_WORKERS=N sets the number of workers (default 2; 0 runs in this process). Tests that
-# must share one process (the real model server) carry an `xdist_group` mark (--dist loadgroup).
+# must run on one worker, one after another (the real models, the sandbox), are grouped by file in
+# tests/support/scheduling.py (--dist loadgroup).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

@@ -21,6 +21,7 @@ from graph.builder import build_graph
 from models import local_server
 from models.config import ROLES, RoleSettings
 from tests.support.fakes import DECOMPOSE, MARK, ScriptedChatModel, copied, kept_whole
+from tests.support.scheduling import group_of, make_scheduler
 from tools.hub import ToolHub
 from tools.index.ingest import index_paths, index_sources
 from tools.index.sources import file_source
@@ -57,13 +58,20 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 os.environ[local_server.FORBID_ENV] = "1"
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``--dist loadgroup``, the files of a group in :data:`tests.support.scheduling.GROUPS` run
+    on one worker, one after another."""
+    return make_scheduler(config, log) if config.getvalue("dist") == "loadgroup" else None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``--dist loadgroup`` the ``local_model`` tests run one after another on one worker: they
-    share the two cores' model server time, and a worker's model server is started once."""
+    """A ``local_model`` test belongs to the ``local_model`` group (one worker runs them all)."""
     for item in items:
-        if item.get_closest_marker("local_model"):
-            item.add_marker(pytest.mark.xdist_group("local_model"))
+        if item.get_closest_marker("local_model") and group_of(item.nodeid) != "local_model":
+            raise pytest.UsageError(
+                f"{item.nodeid} is marked local_model: add its file to GROUPS in tests/support/scheduling.py"
+            )
 
 
 @pytest.hookimpl(tryfirst=True)
