@@ -233,6 +233,7 @@ def write_queries(path: Path, queries: list[dict[str, Any]] = QUERIES) -> Path:
     return path
 
 
+@pytest.mark.slow
 async def test_scores_go_back_to_the_right_system_and_a_stopped_run_resumes(
     tmp_path: Path, hotpot_hub: ToolHub, hotpot_index: Path
 ) -> None:
