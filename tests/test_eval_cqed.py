@@ -380,6 +380,7 @@ CLI_RULES = [
 ]
 
 
+@pytest.mark.slow
 def test_the_command_runs_two_queries_end_to_end(tmp_path: Path, hotpot_index: Path) -> None:
     data = write_queries(tmp_path / "queries.jsonl")
     run_dir = tmp_path / "results" / "cqed-run"

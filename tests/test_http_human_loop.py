@@ -31,6 +31,7 @@ def resume(reply: Any, **configurable: Any) -> dict[str, Any]:
     return {"resume": reply, "config": {"configurable": configurable}}
 
 
+@pytest.mark.slow
 def test_a_paused_run_returns_its_question_and_resume_continues_it(served: Served) -> None:
     paused = served.post("/invoke", ask(VAGUE, clarify=True))
     assert paused.status_code == 200, paused.text
@@ -63,6 +64,7 @@ def test_a_paused_run_returns_its_question_and_resume_continues_it(served: Serve
     )
 
 
+@pytest.mark.slow
 def test_without_clarify_in_the_config_the_run_never_pauses(served: Served) -> None:
     body = served.post("/invoke", ask(VAGUE)).json()
     assert body["interrupts"] == [] and body["output"]["answer"]["text"]
