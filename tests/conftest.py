@@ -56,6 +56,11 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 # nor the real local models, unless a test is marked `local_model` (see pytest_runtest_setup)
 os.environ[local_server.FORBID_ENV] = "1"
+# On an xdist worker a model server gets the worker's share of the cores: llama.cpp's threads wait for
+# each other at every step, so one that another worker's process preempts stalls them all.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    _share = (os.cpu_count() or 2) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+    os.environ.setdefault("AISEARCH_LOCAL_N_THREADS", str(max(1, min(_share, 4))))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -118,7 +123,8 @@ def local_model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
     from models.model_parts import REGISTRY
 
     cache = str(tmp_path_factory.mktemp("server-cache"))
-    settings = load_settings(env={})
+    threads = os.environ.get("AISEARCH_LOCAL_N_THREADS")  # of the environment, only this
+    settings = load_settings(env={"AISEARCH_LOCAL_N_THREADS": threads} if threads else {})
     gguf = {alias: str(model_path(alias)) for alias in REGISTRY}
     settings.local = LocalServerSettings(**{**settings.local.model_dump(), "gguf": gguf})
     with pytest.MonkeyPatch.context() as mp:
