@@ -137,6 +137,7 @@ def test_invoke_answers_with_the_cited_answer_and_a_new_thread(served: Served) -
     assert metadata["thread_id"] and metadata["run_id"]
 
 
+@pytest.mark.slow
 def test_stream_sends_route_plan_tasks_tokens_answer_then_end(served: Served) -> None:
     with httpx.stream("POST", f"{served.url}/stream", json=ask(TOKYO), timeout=60) as response:
         assert response.status_code == 200
@@ -206,6 +207,7 @@ def test_schemas(served: Served) -> None:
     assert served.get("/docs").status_code == 200
 
 
+@pytest.mark.slow
 def test_a_thread_continues_and_its_state_and_history_read_back(served: Served) -> None:
     first = served.post("/invoke", ask(TOKYO)).json()
     thread = first["metadata"]["thread_id"]

@@ -70,6 +70,7 @@ def test_without_clarify_in_the_config_the_run_never_pauses(served: Served) -> N
     assert body["interrupts"] == [] and body["output"]["answer"]["text"]
 
 
+@pytest.mark.slow
 def test_a_batch_returns_each_runs_requests(served: Served) -> None:
     body = {
         "inputs": [{"query": VAGUE}, {"query": VAGUE}],

@@ -265,6 +265,7 @@ def _worker(response: httpx.Response) -> int:
     return int(response.headers[WORKER_HEADER])
 
 
+@pytest.mark.slow
 def test_concurrent_requests_land_on_both_workers(workers: Served) -> None:
     seen: set[int] = set()
     with ThreadPoolExecutor(6) as pool:
@@ -278,6 +279,7 @@ def test_concurrent_requests_land_on_both_workers(workers: Served) -> None:
     assert len(seen) == 2, f"every request went to worker {seen}"
 
 
+@pytest.mark.slow
 def test_a_thread_started_on_one_worker_continues_on_the_other(workers: Served) -> None:
     first = workers.post("/invoke", ask(TOKYO))
     thread, origin = first.json()["metadata"]["thread_id"], _worker(first)
