@@ -135,6 +135,7 @@ def test_another_process_reuses_it_through_the_cli(running: dict[str, Any]) -> N
     assert status.returncode == 0 and f"pid {running['pid']}" in status.stdout
 
 
+@pytest.mark.slow
 def test_embed_gives_the_in_process_vectors(running: dict[str, Any]) -> None:
     texts = ["Where was the director of X born?", "What is 17 * 23 + 4?", "sort a list in place"]
     remote = RemoteEmbedder(running["url"]).encode(texts)

@@ -157,6 +157,7 @@ def test_stream_sends_route_plan_tasks_tokens_answer_then_end(served: Served) ->
     assert "18:00" in tokens
 
 
+@pytest.mark.slow
 def test_stream_events_is_langchains_event_stream(served: Served) -> None:
     with httpx.stream("POST", f"{served.url}/stream_events", json=ask(TOKYO), timeout=60) as response:
         events = list(sse_events(response))

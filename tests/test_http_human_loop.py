@@ -82,6 +82,7 @@ def test_a_batch_returns_each_runs_requests(served: Served) -> None:
     assert paused[0]["value"]["question"] == WHO and answered == []
 
 
+@pytest.mark.slow
 def test_plan_review_streams_an_interrupt_event_and_resume_stream_runs_the_plan(served: Served) -> None:
     with httpx.stream(
         "POST", f"{served.url}/stream", json=ask(SUM, review_plan=True), timeout=60
