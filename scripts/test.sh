@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The README's test command (and what .ci/run calls): set up if needed, lint, run every test,
 # including the ones marked `local_model` that load the real GGUF models (small inputs), on two
-# pytest-xdist workers (about 13 min on 2 cores).
+# pytest-xdist workers (aim: under 15 min on 2 cores).
 #
 #   scripts/test.sh [pytest args...]          everything, e.g. scripts/test.sh -q --durations=25
-#   scripts/test.sh --fast [pytest args...]   the unit tier (about 2 min on 2 cores): no real models,
+#   scripts/test.sh --fast [pytest args...]   the unit tier (aim: under 3 min on 2 cores): no real models,
 #                                             browser, langgraph dev server, nor tests marked `slow`
 #
 # AISEARCH_TEST_WORKERS=N sets the number of workers (default 2; 0 runs in this process). Tests that
