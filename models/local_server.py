@@ -68,6 +68,12 @@ from models.server_spec import fingerprint, resolve_models, server_config, serve
 log = logging.getLogger(__name__)
 
 LAUNCHER_MODULE = "models.server_launcher"
+# When set to 1, starting or reusing the server raises (the test suite sets it outside `local_model` tests)
+FORBID_ENV = "AISEARCH_FORBID_LOCAL_MODELS"
+
+
+class LocalModelsForbidden(LocalServerError):
+    """This process may not reach the real local models (``AISEARCH_FORBID_LOCAL_MODELS=1``)."""
 
 
 def server_dir() -> Path:
@@ -97,6 +103,15 @@ def require_llama_cpp() -> None:
             "llama-cpp-python is not installed in this environment "
             f"({sys.executable}); run scripts/bootstrap.sh (it installs a build that works on this CPU), "
             "or point the roles at another OpenAI-compatible endpoint (AISEARCH_BASE_URL)."
+        )
+
+
+def refuse_if_forbidden() -> None:
+    """Raise :class:`LocalModelsForbidden` when ``AISEARCH_FORBID_LOCAL_MODELS=1``."""
+    if os.environ.get(FORBID_ENV) == "1":
+        raise LocalModelsForbidden(
+            f"the real local model server is off here ({FORBID_ENV}=1): a test that loads the real "
+            "models must be marked `local_model`; any other gives its roles a fake endpoint"
         )
 
 
@@ -253,6 +268,7 @@ def _stop_recorded(state: dict[str, Any], timeout_s: float) -> bool:
 
 def ensure_server_state(settings: ModelSettings) -> tuple[dict[str, Any], bool]:
     """Like :func:`ensure_server`, but return the state record and whether this call started it."""
+    refuse_if_forbidden()
     require_llama_cpp()
     wanted = resolve_models(settings, assemble_missing=False)
     state = read_state()

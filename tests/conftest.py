@@ -7,7 +7,7 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,8 +18,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from core.run import Run, RunContext
 from core.settings import Budgets, CacheSettings, Settings
 from graph.builder import build_graph
+from models import local_server
 from models.config import ROLES, RoleSettings
 from tests.support.fakes import DECOMPOSE, MARK, ScriptedChatModel, copied, kept_whole
+from tests.support.scheduling import group_of, make_scheduler
 from tools.hub import ToolHub
 from tools.index.ingest import index_paths, index_sources
 from tools.index.sources import file_source
@@ -52,6 +54,88 @@ for _name in ("AISEARCH_SEARXNG_URL", "AISEARCH_WEB_PROVIDER", "TAVILY_API_KEY",
 # process the Ctrl-C tests start: give them the terminal's default, as a user's shell does.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+# nor the real local models, unless a test is marked `local_model` (see pytest_runtest_setup)
+os.environ[local_server.FORBID_ENV] = "1"
+# On an xdist worker a model server gets the worker's share of the cores: llama.cpp's threads wait for
+# each other at every step, so one that another worker's process preempts stalls them all.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    _share = (os.cpu_count() or 2) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+    os.environ.setdefault("AISEARCH_LOCAL_N_THREADS", str(max(1, min(_share, 4))))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``--dist loadgroup``, the files of a group in :data:`tests.support.scheduling.GROUPS` run
+    on one worker, one after another."""
+    return make_scheduler(config, log) if config.getvalue("dist") == "loadgroup" else None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A ``local_model`` test belongs to the ``local_model`` group (one worker runs them all)."""
+    for item in items:
+        if item.get_closest_marker("local_model") and group_of(item.nodeid) != "local_model":
+            raise pytest.UsageError(
+                f"{item.nodeid} is marked local_model: add its file to GROUPS in tests/support/scheduling.py"
+            )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Turn the real model server off for a test not marked ``local_model``, before its fixtures run.
+
+    The switch is an environment variable, so the processes the test starts (CLI runs, servers)
+    inherit it; ``local_server.ensure_server_state`` raises while it is set.
+    """
+    if item.get_closest_marker("local_model"):
+        os.environ.pop(local_server.FORBID_ENV, None)
+    else:
+        os.environ[local_server.FORBID_ENV] = "1"
+
+
+@pytest.fixture(autouse=True)
+def model_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Fail a test not marked ``local_model`` that tried to reach the real models, even if the code caught
+    the error; yields the attempts seen in this process."""
+    attempts: list[str] = []
+    if request.node.get_closest_marker("local_model") is None:
+        refuse = local_server.refuse_if_forbidden
+
+        def recorded() -> None:
+            try:
+                refuse()
+            except local_server.LocalModelsForbidden as exc:
+                attempts.append(str(exc))
+                raise
+
+        monkeypatch.setattr(local_server, "refuse_if_forbidden", recorded)
+    yield attempts
+    if attempts:
+        pytest.fail(f"reached the real local models without the local_model marker: {attempts[0]}")
+
+
+@pytest.fixture(scope="session")
+def local_model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of one real model server serving both bundled models (the assembled GGUFs), shared
+    by the ``local_model`` tests of a worker; its state lives in a cache dir of its own."""
+    from core.settings import load_settings
+    from models.assemble import model_path
+    from models.config import LocalServerSettings
+    from models.model_parts import REGISTRY
+
+    cache = str(tmp_path_factory.mktemp("server-cache"))
+    threads = os.environ.get("AISEARCH_LOCAL_N_THREADS")  # of the environment, only this
+    settings = load_settings(env={"AISEARCH_LOCAL_N_THREADS": threads} if threads else {})
+    gguf = {alias: str(model_path(alias)) for alias in REGISTRY}
+    settings.local = LocalServerSettings(**{**settings.local.model_dump(), "gguf": gguf})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AISEARCH_CACHE_DIR", cache)
+        state, _ = local_server.ensure_server_state(settings)
+    try:
+        yield state["base_url"]
+    finally:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("AISEARCH_CACHE_DIR", cache)
+            local_server.stop_server()
 
 
 def make_settings(

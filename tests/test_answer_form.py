@@ -75,6 +75,7 @@ async def test_the_writers_answer_has_plain_quotes_where_the_model_wrote_referen
     assert text == '[1] calculate({"expression": "17 * 23 + 4"}) gives 395.'
 
 
+@pytest.mark.slow
 async def test_the_writer_answers_an_open_question_in_full(team: Team, hub) -> None:
     team["master"].on(MASTER, assessment("simple", resolved=TRIP))
     team["writer"].on("answer in full", "Stay in hostels, cook your own meals and travel overland.")
@@ -93,6 +94,7 @@ async def test_the_writer_answers_an_open_question_in_full(team: Team, hub) -> N
     assert answer["text"] == "Stay in hostels, cook your own meals and travel overland."
 
 
+@pytest.mark.slow
 async def test_a_factoid_question_stays_brief(team: Team, hub) -> None:
     query = "What is the name of Emperor Han-Wu?"
     team["master"].on(MASTER, assessment("simple", resolved=query))
@@ -104,6 +106,7 @@ async def test_a_factoid_question_stays_brief(team: Team, hub) -> None:
     assert state["answer"]["length"] == "brief"
 
 
+@pytest.mark.slow
 async def test_the_baselines_answer_an_open_question_in_full_too(hotpot_index: Path) -> None:
     reader = ScriptedChatModel()
     reader.on("in full: cover every part", "Stay in hostels [1].\nCook your own food.")

@@ -210,6 +210,7 @@ FAULTS = {
 
 
 @pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.slow
 def test_the_cli_says_what_is_wrong_in_one_line_and_writes_nothing(
     fault: str, endpoint: Any, tmp_path: Path
 ) -> None:
@@ -240,6 +241,7 @@ def test_the_cli_says_what_is_wrong_in_one_line_and_writes_nothing(
     assert _snapshot(tmp_path) == before, "nothing is written"
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_thread_store_that_is_a_directory(tmp_path: Path) -> None:
     (tmp_path / "threads").mkdir()
     (tmp_path / "config.toml").touch()

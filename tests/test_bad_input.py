@@ -31,6 +31,7 @@ def test_control_characters_and_lone_surrogates_are_removed() -> None:
     assert prepare_query("a\nb\tc").text == "a\nb\tc", "line breaks and tabs are kept"
 
 
+@pytest.mark.slow
 async def test_the_graph_answers_an_empty_query_without_calling_a_model(team: Team, hub) -> None:
     state, path, _ = await run(team.resources(hub), "  \x00 ")
 
@@ -39,6 +40,7 @@ async def test_the_graph_answers_an_empty_query_without_calling_a_model(team: Te
     assert not any(team[role].calls for role in ("master", "planner", "executor", "writer"))
 
 
+@pytest.mark.slow
 async def test_the_graph_reads_only_the_head_of_a_huge_query_and_says_so(team: Team, hub) -> None:
     raw = "What is the name of Emperor Han-Wu? " + "Please be thorough. " * 50_000
     team["master"].on(MASTER, assessment("simple", resolved="What is the name of Emperor Han-Wu?"))

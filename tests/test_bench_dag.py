@@ -69,6 +69,7 @@ def test_only_comparisons_whose_entities_can_be_named_are_asked(tmp_path) -> Non
 
 
 @pytest.mark.parametrize("sequential_first", [False, True])
+@pytest.mark.slow
 async def test_the_same_plan_runs_wave_parallel_and_one_task_at_a_time(
     sleepy_hub: ToolHub, sequential_first: bool
 ) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bench.index import markdown, run, synthetic_corpus
 
 
@@ -15,6 +17,7 @@ def test_synthetic_passages_all_have_the_same_length(tmp_path) -> None:
     assert {len(r["text"].split()) for r in rows} == {12}
 
 
+@pytest.mark.slow
 def test_a_small_build_reports_every_tenth_and_its_memory() -> None:
     report = run(n=300, words=8)
 

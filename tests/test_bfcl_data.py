@@ -112,6 +112,7 @@ def test_dotted_names_go_out_with_underscores_and_come_back() -> None:
     assert api_name("a.b c/d") == "a_b_c_d"
 
 
+@pytest.mark.slow
 def test_every_schema_of_the_real_data_converts(bfcl_root: Path) -> None:  # noqa: F811
     jsonschema = pytest.importorskip("jsonschema")
     seen: set[str] = set()

@@ -175,6 +175,7 @@ def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_cli_says_clearly_when_bfcl_cannot_be_fetched(tmp_path: Path) -> None:
     done = cli("--n", "1", env=cli_env(tmp_path, PIP_NO_INDEX="1", AISEARCH_BASE_URL="http://127.0.0.1:9/v1"))
     assert done.returncode == 2, done.stderr
@@ -186,6 +187,7 @@ def test_cli_says_clearly_when_bfcl_cannot_be_fetched(tmp_path: Path) -> None:
     assert done.returncode == 2 and "expected 3bb6dfa5" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_cli_runs_against_an_openai_compatible_endpoint(tmp_path: Path) -> None:
     rules = [("Hamlet", "None of the functions can answer that."), ("x^2", 503)]
     with fake_openai(rules) as server:

@@ -123,6 +123,7 @@ async def test_a_tool_sharing_no_word_with_the_query_is_found_through_its_synthe
     assert processes_with(marker) == []
 
 
+@pytest.mark.slow
 async def test_only_the_selected_server_starts_in_a_run(
     lazy_hub: ToolHub, tmp_path: Path, marker: str
 ) -> None:
@@ -153,6 +154,7 @@ async def test_only_the_selected_server_starts_in_a_run(
     assert len(running) == len(processes_with(marker)) >= 1, "only the facts server runs"
 
 
+@pytest.mark.slow
 async def test_a_selected_server_that_cannot_start_is_the_tasks_failure(
     lazy_hub: ToolHub, tmp_path: Path
 ) -> None:
@@ -177,6 +179,7 @@ async def test_a_selected_server_that_cannot_start_is_the_tasks_failure(
     assert not lazy_hub.started("facts") and not lazy_hub.started("archive")
 
 
+@pytest.mark.slow
 async def test_a_server_listed_once_is_lazy_in_the_next_run(tmp_path: Path, marker: str) -> None:
     connections = {"facts": {"transport": "stdio", "command": sys.executable, "args": [FLAKY, marker]}}
     first = run_servers(connections, listings_root=tmp_path)
@@ -194,6 +197,7 @@ async def test_a_server_listed_once_is_lazy_in_the_next_run(tmp_path: Path, mark
     assert processes_with(marker) == []
 
 
+@pytest.mark.slow
 async def test_concurrent_calls_start_a_lazy_server_once(lazy_hub: ToolHub) -> None:
     import asyncio
 

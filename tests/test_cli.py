@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from bench.soak import processes
 from tests.conftest import FIXED_NOW, REPO
 from tests.support.fake_openai import fake_openai
@@ -53,6 +55,7 @@ def aisearch(*args: str, base_url: str, tmp_path, timeout: float = 90) -> subpro
     )
 
 
+@pytest.mark.slow
 def test_ask_streams_progress_then_the_cited_answer(tmp_path) -> None:
     with fake_openai(RULES) as server:
         done = aisearch("ask", "What time is it in Tokyo now?", base_url=server.url, tmp_path=tmp_path)
@@ -65,6 +68,7 @@ def test_ask_streams_progress_then_the_cited_answer(tmp_path) -> None:
     assert out.index("route") < out.index("▶ t1") < out.index("18:00\nThe clock")
 
 
+@pytest.mark.slow
 def test_json_output_and_a_follow_up_on_the_same_thread(tmp_path) -> None:
     with fake_openai(RULES) as server:
         first = aisearch(
@@ -90,6 +94,7 @@ def test_json_output_and_a_follow_up_on_the_same_thread(tmp_path) -> None:
     assert any("User: What time is it in Tokyo now?" in p for p in server.prompts if "When was he born" in p)
 
 
+@pytest.mark.slow
 def test_unknown_thread_and_unreachable_endpoint_are_clear_errors(tmp_path) -> None:
     with fake_openai(RULES) as server:
         unknown = aisearch("ask", "hello", "--thread", "nope", base_url=server.url, tmp_path=tmp_path)
@@ -109,6 +114,7 @@ def alive(pid: int) -> bool:
     return any(proc.pid == pid for proc in processes())
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_model_call_ends_the_run_and_its_mcp_servers(tmp_path) -> None:
     """A terminal's Ctrl-C (SIGINT to the foreground process group) while the model is thinking."""
     with fake_openai(RULES, delay_s=120) as server:
@@ -136,6 +142,7 @@ def test_ctrl_c_during_a_model_call_ends_the_run_and_its_mcp_servers(tmp_path) -
     assert not [pid for pid in servers if alive(pid)], "no MCP server outlives the run"
 
 
+@pytest.mark.slow
 def test_the_readme_wrapper_keeps_stdout_for_the_command(tmp_path) -> None:
     """``./aisearch`` runs the set-up first; its progress goes to stderr so ``--json`` stays parseable."""
     done = subprocess.run(

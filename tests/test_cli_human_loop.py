@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import pytest
 from rich.console import Console
 
 from app.human_cli import ask_person
@@ -81,6 +82,7 @@ def terminal(*args: str, base_url: str, tmp_path) -> Iterator[Terminal]:
         os.close(keyboard)
 
 
+@pytest.mark.slow
 def test_interactive_asks_the_masters_question_and_answers_the_clarified_one(tmp_path) -> None:
     with (
         fake_openai(RULES) as server,
@@ -94,6 +96,7 @@ def test_interactive_asks_the_masters_question_and_answers_the_clarified_one(tmp
     assert any("When was he born? (Albert Einstein)" in prompt for prompt in server.prompts)
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_the_question_ends_the_run_at_once(tmp_path) -> None:
     with (
         fake_openai(RULES) as server,
@@ -105,6 +108,7 @@ def test_ctrl_c_at_the_question_ends_the_run_at_once(tmp_path) -> None:
         assert "Traceback" not in run.text(), run.text()
 
 
+@pytest.mark.slow
 def test_review_plan_shows_the_plan_asks_again_after_an_invalid_edit_and_runs_it_once_approved(
     tmp_path,
 ) -> None:
@@ -126,6 +130,7 @@ def test_review_plan_shows_the_plan_asks_again_after_an_invalid_edit_and_runs_it
     assert "answer\n395" in run.text()
 
 
+@pytest.mark.slow
 def test_without_a_terminal_nothing_is_asked_and_the_run_answers(tmp_path) -> None:
     with fake_openai(RULES) as server:
         done = subprocess.run(

@@ -49,6 +49,7 @@ def _text(content: object) -> str:
     return "".join(block["text"] for block in content if block.get("type") == "text")
 
 
+@pytest.mark.slow
 async def test_clock_tools_over_stdio() -> None:
     async with _stdio_client().session("clock") as session:
         tools = {tool.name: tool for tool in await load_mcp_tools(session)}
@@ -102,6 +103,7 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 
     raise TimeoutError(f"clock server did not accept connections on port {port}")
 
 
+@pytest.mark.slow
 async def test_clock_over_streamable_http() -> None:
     port = _free_port()
     cmd = [sys.executable, "-m", "tools.servers.clock_server", "--transport", "streamable-http"]

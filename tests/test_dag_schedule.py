@@ -36,6 +36,7 @@ def overlap(a: Interval, b: Interval) -> bool:
 
 
 @pytest.mark.parametrize("max_parallel", [4, 1])
+@pytest.mark.slow
 async def test_a_wave_overlaps_and_one_task_at_a_time_never_does(
     sleepy_hub: ToolHub, max_parallel: int
 ) -> None:
@@ -74,6 +75,7 @@ def test_the_task_stream_yields_each_task_when_its_closing_brace_arrives() -> No
     assert seen == [(first_close, "t1"), (len(reply) - 2, "t2")]  # t2 closes just before "]}"
 
 
+@pytest.mark.slow
 async def test_a_task_of_a_plan_still_being_written_starts_before_the_plan_is_complete(
     sleepy_hub: ToolHub,
 ) -> None:

@@ -84,6 +84,7 @@ def test_encode_masks_the_prompt_and_skips_long_examples(tokenizer: Any) -> None
     assert encode(tokenizer, EXAMPLES[0], 8) is None
 
 
+@pytest.mark.slow
 def test_a_few_lora_steps_lower_the_loss_and_write_the_log(tokenizer: Any, tmp_path: Path) -> None:
     encoded = [encode(tokenizer, e, 512) for e in EXAMPLES]
     model = tiny_model(len(tokenizer))
@@ -102,6 +103,7 @@ def test_a_few_lora_steps_lower_the_loss_and_write_the_log(tokenizer: Any, tmp_p
     assert lora_layers == {"1"}  # only the last layer
 
 
+@pytest.mark.slow
 def test_a_stopped_run_resumes_from_its_checkpoint(tokenizer: Any, tmp_path: Path) -> None:
     encoded = [encode(tokenizer, e, 512) for e in EXAMPLES]
     options = TrainOptions(max_steps=3, layers=1, save_every=1)
@@ -125,6 +127,7 @@ def write_tiny_gguf(model: Any, path: Path) -> None:
     writer.close()
 
 
+@pytest.mark.slow
 def test_export_writes_the_merged_weights_over_the_base_file(tokenizer: Any, tmp_path: Path) -> None:
     encoded = [encode(tokenizer, e, 512) for e in EXAMPLES]
     base_model = tiny_model(len(tokenizer))

@@ -104,6 +104,7 @@ def running(server_env: Path) -> dict[str, Any]:
     return state
 
 
+@pytest.mark.slow
 async def test_it_starts_once_is_reused_and_serves_search_over_mcp_http(running: dict[str, Any]) -> None:
     again, started = ensure_docs_server(idle_s=IDLE_S)
     assert not started and again["pid"] == running["pid"]
@@ -116,6 +117,7 @@ async def test_it_starts_once_is_reused_and_serves_search_over_mcp_http(running:
     assert outcome.structured["results"][0]["title"] == "Kestrel Bridge"
 
 
+@pytest.mark.slow
 def test_another_process_reuses_it_through_the_cli(running: dict[str, Any]) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", "docs", "start", "--json"],
@@ -133,6 +135,7 @@ def test_another_process_reuses_it_through_the_cli(running: dict[str, Any]) -> N
     assert status.returncode == 0 and f"pid {running['pid']}" in status.stdout
 
 
+@pytest.mark.slow
 def test_embed_gives_the_in_process_vectors(running: dict[str, Any]) -> None:
     texts = ["Where was the director of X born?", "What is 17 * 23 + 4?", "sort a list in place"]
     remote = RemoteEmbedder(running["url"]).encode(texts)
@@ -141,6 +144,7 @@ def test_embed_gives_the_in_process_vectors(running: dict[str, Any]) -> None:
     assert np.allclose(RemoteEmbedder(running["url"]).encode_query(texts[1]), remote[1], atol=1e-6)
 
 
+@pytest.mark.slow
 def test_the_router_labels_the_same_through_the_server(
     running: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -170,6 +174,7 @@ def test_a_dead_server_falls_back_to_the_in_process_embedder() -> None:
     assert np.allclose(vector, shared_embedder().encode_query("What is 17 * 23 + 4?"), atol=1e-6)
 
 
+@pytest.mark.slow
 async def test_a_server_that_dies_mid_run_is_an_error_result_not_a_crash(
     server_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -185,6 +190,7 @@ async def test_a_server_that_dies_mid_run_is_an_error_result_not_a_crash(
     stop_docs_server()
 
 
+@pytest.mark.slow
 def test_a_dead_or_stale_record_is_replaced(server_env: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("AISEARCH_CACHE_DIR", str(tmp_path / "cache"))
     directory = state_dir()
@@ -205,6 +211,7 @@ def test_a_dead_or_stale_record_is_replaced(server_env: Path, tmp_path: Path, mo
     assert stop_docs_server() and not alive(second["pid"]) and read_state() is None
 
 
+@pytest.mark.slow
 async def test_a_replaced_server_finishes_the_run_that_uses_it_then_exits(
     server_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -224,6 +231,7 @@ async def test_a_replaced_server_finishes_the_run_that_uses_it_then_exits(
     stop_docs_server()
 
 
+@pytest.mark.slow
 def test_the_idle_timeout_stops_it(server_env: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("AISEARCH_CACHE_DIR", str(tmp_path / "cache"))
     state, started = ensure_docs_server(idle_s=2)
@@ -269,6 +277,7 @@ def ask(tmp_path: Path, base_url: str, **env: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_ask_uses_the_server_and_the_next_ask_reuses_it(
     server_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -293,6 +302,7 @@ def test_ask_uses_the_server_and_the_next_ask_reuses_it(
     assert "loaded all-MiniLM-L6-v2" not in err2, "the CLI process loaded no embedding model"
 
 
+@pytest.mark.slow
 def test_ask_falls_back_to_a_one_off_server_when_it_cannot_start(server_env: Path, tmp_path: Path) -> None:
     blocked = tmp_path / "not-a-directory"
     blocked.write_text("the cache directory cannot be created here")
@@ -305,6 +315,7 @@ def test_ask_falls_back_to_a_one_off_server_when_it_cannot_start(server_env: Pat
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_it_starts_leaves_no_server(server_env: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     before = set(server_pids(server_env))

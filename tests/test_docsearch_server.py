@@ -55,6 +55,7 @@ def _payload(result: Any) -> dict[str, Any]:
     return json.loads(result.content[0].text)
 
 
+@pytest.mark.slow
 async def test_search_read_and_errors_over_stdio(index_dir: Path) -> None:
     async with _client(index_dir, "--no-default-build").session("docsearch") as session:
         tools = {tool.name: tool for tool in await load_mcp_tools(session)}
@@ -109,6 +110,7 @@ async def test_search_read_and_errors_over_stdio(index_dir: Path) -> None:
         assert result.isError and "the query is empty" in result.content[0].text
 
 
+@pytest.mark.slow
 async def test_default_collection_is_built_in_the_background(tmp_path: Path) -> None:
     env = {
         "AISEARCH_DEFAULT_CORPUS_MODULES": "json",
@@ -140,6 +142,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow
 async def test_streamable_http_transport(tmp_path: Path) -> None:
     port = _free_port()
     proc = subprocess.Popen(
@@ -173,6 +176,7 @@ async def test_streamable_http_transport(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("how", ["env", "flag"])
+@pytest.mark.slow
 async def test_a_call_without_a_collection_searches_the_servers_default(tmp_path: Path, how: str) -> None:
     """The evaluation serves its corpus this way (``AISEARCH_DOCSEARCH_COLLECTION`` or ``--collection``)."""
     from tools.index.ingest import index_sources

@@ -3,6 +3,8 @@ when a probe search with the question finds them on topic (real docsearch over t
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import EXEC_SEARCH_JUDGE, EXEC_SUBQUERIES, MASTER, WRITER, assessment
 from tools.hub import ToolHub
@@ -11,6 +13,7 @@ ON_TOPIC = "Who built the Harrow Point lighthouse?"
 OFF_TOPIC = "What is the name of Emperor Han-Wu?"
 
 
+@pytest.mark.slow
 async def test_a_simple_question_the_documents_cover_is_searched(team: Team, docs_hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("simple", resolved=ON_TOPIC))
     team["executor"].on(EXEC_SUBQUERIES, {"queries": ["Harrow Point lighthouse builder"]})
@@ -31,6 +34,7 @@ async def test_a_simple_question_the_documents_cover_is_searched(team: Team, doc
     assert path[:2] == ["master", "select_tools"]
 
 
+@pytest.mark.slow
 async def test_a_question_the_documents_do_not_cover_stays_writer_only(team: Team, docs_hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("simple", resolved=OFF_TOPIC))
     team["writer"].on(WRITER, "Emperor Wu of Han, born Liu Che.")
@@ -42,6 +46,7 @@ async def test_a_question_the_documents_do_not_cover_stays_writer_only(team: Tea
     assert path == ["master", "writer"]
 
 
+@pytest.mark.slow
 async def test_the_probe_can_be_turned_off(team: Team, docs_hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("simple", resolved=ON_TOPIC))
     team["writer"].on(WRITER, "Miriam Calloway.")
@@ -53,6 +58,7 @@ async def test_the_probe_can_be_turned_off(team: Team, docs_hub: ToolHub) -> Non
     assert state["route"] == "writer_only" and state["assessment"]["probe"] is None
 
 
+@pytest.mark.slow
 async def test_search_tools_without_similarities_leave_the_route_alone(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("simple", resolved="When was Emperor Wu of Han born?"))
     team["writer"].on(WRITER, "In 156 BC.")
@@ -62,6 +68,7 @@ async def test_search_tools_without_similarities_leave_the_route_alone(team: Tea
     assert state["route"] == "writer_only" and state["assessment"]["probe"] is None
 
 
+@pytest.mark.slow
 async def test_a_factual_question_on_the_documents_topic_is_never_answered_from_memory(
     team: Team, docs_hub: ToolHub
 ) -> None:
@@ -100,6 +107,7 @@ def test_an_open_question_is_searched_when_the_documents_cover_it_not_merely_tou
     assert routed(settings.document_probe_floor) is None, "only on topic: an open question may use memory"
 
 
+@pytest.mark.slow
 async def test_a_question_sent_to_the_documents_searches_them_first_whatever_the_tool_match(
     team: Team, docs_hub: ToolHub
 ) -> None:

@@ -53,6 +53,7 @@ async def hub() -> AsyncIterator[ToolHub]:
         yield opened
 
 
+@pytest.mark.slow
 async def test_refinement_rejects_repeated_trials_and_stops_when_versions_converge(hub: ToolHub) -> None:
     spec = hub.specs["python.calculate"]
     chat = ScriptedDraft(
@@ -71,6 +72,7 @@ async def test_refinement_rejects_repeated_trials_and_stops_when_versions_conver
     assert refinement.original == spec.description
 
 
+@pytest.mark.slow
 async def test_refinement_stops_at_its_round_budget(hub: ToolHub) -> None:
     spec = hub.specs["python.calculate"]
     chat = ScriptedDraft(
@@ -82,6 +84,7 @@ async def test_refinement_stops_at_its_round_budget(hub: ToolHub) -> None:
     assert refinement.stop == "round budget (2) spent" and len(refinement.versions) == 2
 
 
+@pytest.mark.slow
 async def test_a_stored_refinement_replaces_the_document_but_never_the_original(
     hub: ToolHub, tmp_path: Path
 ) -> None:

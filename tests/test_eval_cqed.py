@@ -233,6 +233,7 @@ def write_queries(path: Path, queries: list[dict[str, Any]] = QUERIES) -> Path:
     return path
 
 
+@pytest.mark.slow
 async def test_scores_go_back_to_the_right_system_and_a_stopped_run_resumes(
     tmp_path: Path, hotpot_hub: ToolHub, hotpot_index: Path
 ) -> None:
@@ -379,6 +380,7 @@ CLI_RULES = [
 ]
 
 
+@pytest.mark.slow
 def test_the_command_runs_two_queries_end_to_end(tmp_path: Path, hotpot_index: Path) -> None:
     data = write_queries(tmp_path / "queries.jsonl")
     run_dir = tmp_path / "results" / "cqed-run"

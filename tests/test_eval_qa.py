@@ -112,6 +112,7 @@ def block_sockets(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return attempts
 
 
+@pytest.mark.slow
 async def test_runner_scores_both_systems_offline_and_resumes_after_a_crash(
     tmp_path: Path, hotpot_hub: ToolHub, hotpot_index: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,6 +152,7 @@ async def test_runner_scores_both_systems_offline_and_resumes_after_a_crash(
     assert summary["n"] == 5 and summary["em"] == 1.0
 
 
+@pytest.mark.slow
 async def test_a_failing_system_is_recorded_as_an_error_not_raised(
     tmp_path: Path, hotpot_hub: ToolHub, hotpot_index: Path
 ) -> None:
@@ -219,6 +221,7 @@ def test_the_cli_prints_quotes_the_model_wrote_as_character_references() -> None
     ]
 
 
+@pytest.mark.slow
 async def test_a_run_without_judge_is_judged_afterwards_resumably_and_its_summary_rewritten(
     tmp_path: Path, hotpot_hub: ToolHub, hotpot_index: Path
 ) -> None:

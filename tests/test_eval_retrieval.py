@@ -60,6 +60,7 @@ def hotpot(tmp_path: Path) -> tuple[Path, Path]:
     return dev, corpus
 
 
+@pytest.mark.slow
 def test_run_returns_the_json_contract(hotpot: tuple[Path, Path], tmp_path: Path) -> None:
     dev, corpus = hotpot
     subqueries = {"q2": ["Kestrel Bridge river", "River Ome length"]}
@@ -165,6 +166,7 @@ async def test_executor_subqueries_are_generated_once_per_model_and_cached(tmp_p
     assert [json.loads(line)["model"] for line in cache.read_text().splitlines()] == ["m1", "m1", "m1", "m2"]
 
 
+@pytest.mark.slow
 def test_cli_adds_the_executor_models_sub_queries(
     hotpot: tuple[Path, Path],
     tmp_path: Path,

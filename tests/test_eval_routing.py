@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evals.routing import markdown, route_questions, summarize
 from tests.conftest import Team, make_settings
 from tests.support.fakes import MASTER, assessment
@@ -18,6 +20,7 @@ QUESTIONS = [
 ]
 
 
+@pytest.mark.slow
 async def test_route_accuracy_and_what_decided(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("simple"))  # the LLM is asked only for the unclear question
     resources = team.resources(hub, make_settings(routing="cheap"))

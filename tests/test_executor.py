@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
 from tools.hub import ToolHub
@@ -9,6 +11,7 @@ from tools.hub import ToolHub
 QUERY = "When was Julius Caesar born?"
 
 
+@pytest.mark.slow
 async def test_insufficient_output_is_refined_and_called_again(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("moderate", resolved=QUERY, intent="birth year lookup"))
     team["executor"].on(EXEC_ARGS, {"person": "Caesar the dictator"})
@@ -33,6 +36,7 @@ async def test_insufficient_output_is_refined_and_called_again(team: Team, hub: 
     )
 
 
+@pytest.mark.slow
 async def test_insufficient_after_the_last_round_is_incomplete(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("moderate", resolved=QUERY, intent="birth year lookup"))
     team["planner"].on(
@@ -54,6 +58,7 @@ async def test_insufficient_after_the_last_round_is_incomplete(team: Team, hub: 
     assert path[:3] == ["master", "select_tools", "dispatch"]
 
 
+@pytest.mark.slow
 async def test_every_role_prompt_carries_the_current_date(hub: ToolHub) -> None:
     team = Team()
     team["master"].on(MASTER, assessment("complex", resolved="How many days until 2026-12-25?"))

@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agents.executor_search import run_search_task
 from core.plan import Task
 from core.state import TaskPayload
@@ -54,6 +56,7 @@ def test_search_tools_are_recognised_by_name_and_query_argument() -> None:
     assert query_argument(spec("db.search", ids="array")) is None
 
 
+@pytest.mark.slow
 async def test_an_insufficient_round_is_refined_with_the_judges_queries(team: Team, hub: ToolHub) -> None:
     team["executor"].on(SUBQUERIES, {"queries": ["Liu Che"]})
     team["executor"].on(
@@ -87,6 +90,7 @@ async def test_an_insufficient_round_is_refined_with_the_judges_queries(team: Te
     assert "[1] Emperor Wu of Han" in second_judge, "the passage relied on stays in view"
 
 
+@pytest.mark.slow
 async def test_sub_queries_run_in_one_round_deduplicated_and_interleaved(team: Team, hub: ToolHub) -> None:
     team["executor"].on(SUBQUERIES, {"queries": ["Caesar Rome", "Liu Che", "caesar  rome", "Han emperor"]})
     team["executor"].on(
@@ -103,6 +107,7 @@ async def test_sub_queries_run_in_one_round_deduplicated_and_interleaved(team: T
     assert judge.index("[1] Julius Caesar") < judge.index("[2] Emperor Wu"), "rank 1 of each query first"
 
 
+@pytest.mark.slow
 async def test_the_loop_stops_at_the_round_budget_with_what_it_found(team: Team, hub: ToolHub) -> None:
     team["executor"].on(SUBQUERIES, {"queries": ["Liu Che"]})
     asked = iter(range(100))
@@ -125,6 +130,7 @@ async def test_the_loop_stops_at_the_round_budget_with_what_it_found(team: Team,
     assert "none answers" in output
 
 
+@pytest.mark.slow
 async def test_the_tool_call_budget_caps_the_sub_queries(team: Team, hub: ToolHub) -> None:
     team["executor"].on(SUBQUERIES, {"queries": ["Liu Che", "Caesar Rome", "Han emperor"]})
     team["executor"].on(
@@ -138,6 +144,7 @@ async def test_the_tool_call_budget_caps_the_sub_queries(team: Team, hub: ToolHu
     assert len(calls) == 2 and status == "incomplete"
 
 
+@pytest.mark.slow
 async def test_the_planners_query_is_the_first_round_and_other_args_are_kept(
     team: Team, hub: ToolHub
 ) -> None:
@@ -153,6 +160,7 @@ async def test_the_planners_query_is_the_first_round_and_other_args_are_kept(
     assert (status, output, [e["id"] for e in evidence]) == ("ok", "156 BC", ["p-wu-1"])
 
 
+@pytest.mark.slow
 async def test_empty_results_ask_for_new_queries_naming_what_was_tried(team: Team, hub: ToolHub) -> None:
     team["executor"].on(lambda p: SUBQUERIES in p and "Already searched" in p, {"queries": ["Liu Che"]})
     team["executor"].on(SUBQUERIES, {"queries": ["rulers birthdates"]})
@@ -167,6 +175,7 @@ async def test_empty_results_ask_for_new_queries_naming_what_was_tried(team: Tea
     assert f"Already searched (not enough): {GOAL}; rulers birthdates. Found: nothing." in retry
 
 
+@pytest.mark.slow
 async def test_unusable_judge_output_falls_back_to_the_top_passage(team: Team, hub: ToolHub) -> None:
     team["executor"].on(SUBQUERIES, {"queries": ["Liu Che"]})
     team["executor"].on(SEARCH_JUDGE, "I think it is fine")
@@ -180,6 +189,7 @@ async def test_unusable_judge_output_falls_back_to_the_top_passage(team: Team, h
 # -- the real docsearch server --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_writer_cites_real_passages_from_docsearch(
     team: Team, docs_hub: ToolHub, fixture_index: Path
 ) -> None:
@@ -246,6 +256,7 @@ async def test_sub_queries_sharing_no_word_with_the_task_are_dropped() -> None:
     assert await write_subqueries(model, "What does the with statement do?") == ["with statement"]
 
 
+@pytest.mark.slow
 async def test_planner_runs_two_searches_in_parallel_and_the_writer_cites_both(
     docs_hub: ToolHub, fixture_index: Path
 ) -> None:

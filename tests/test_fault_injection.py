@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tools.hub import ToolHub
 from tools.servers.faults_server import FaultPlan, proxy_connection
 from tools.session import ServerLimits
@@ -22,6 +24,7 @@ def test_fault_plan_is_seeded_and_keeps_to_its_tools() -> None:
     assert all(first.draw("run_python") is None for _ in range(50))
 
 
+@pytest.mark.slow
 async def test_failures_hangs_and_garbage_reach_the_caller_as_data() -> None:
     connections = {
         "failing": proxy_connection("python", ["calculate"], rate=1.0, mode="fail"),

@@ -39,6 +39,7 @@ def _console() -> tuple[Console, io.StringIO]:
     return Console(file=out, width=200), out
 
 
+@pytest.mark.slow
 def test_the_first_call_builds_and_the_second_does_no_work(store: IndexStore) -> None:
     assert not have_document_index() and "docsearch" not in bundled_connections()
     steps: list[tuple[int, int]] = []
@@ -52,6 +53,7 @@ def test_the_first_call_builds_and_the_second_does_no_work(store: IndexStore) ->
     assert _state(store)["generation"] == state["generation"]
 
 
+@pytest.mark.slow
 def test_a_half_built_collection_is_rebuilt(store: IndexStore) -> None:
     def die_after_embedding(done: int, total: int) -> None:
         if done == total:
@@ -66,6 +68,7 @@ def test_a_half_built_collection_is_rebuilt(store: IndexStore) -> None:
     assert _state(store)["status"] == "ready" and ensure_default_collection(store) is None
 
 
+@pytest.mark.slow
 def test_a_build_by_another_process_is_neither_repeated_nor_raced(
     store: IndexStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -100,6 +103,7 @@ def test_a_build_by_another_process_is_neither_repeated_nor_raced(
     assert _state(store)["status"] == "ready"
 
 
+@pytest.mark.slow
 async def test_the_cli_helper_explains_shows_progress_and_summarises(store: IndexStore) -> None:
     console, out = _console()
     assert await cli.first_run_index(console, store) is True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agents.focus import focus_passages, passage_sentences
 
 LONG = (
@@ -47,6 +49,7 @@ def test_passages_that_fit_are_read_whole_and_the_budget_is_shared() -> None:
     assert len(cut_long) + len(cut_other) <= 200
 
 
+@pytest.mark.slow
 async def test_the_writer_reads_its_sources_cut_to_what_matters(team, hotpot_hub) -> None:
     from tests.conftest import make_settings, run
     from tests.support.fakes import WRITER

@@ -3,6 +3,7 @@ budgets that end in an honest answer, and plans repaired or replaced by the fall
 
 from __future__ import annotations
 
+import pytest
 from langgraph.runtime import Runtime
 
 from agents.planner import plan
@@ -62,6 +63,7 @@ def judge_all_sufficient(team: Team) -> None:
     )
 
 
+@pytest.mark.slow
 async def test_failed_task_is_replanned_locally_and_completed_tasks_are_kept(team: Team) -> None:
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
     team["planner"].on("failed and must be replaced", REPLAN).on(PLANNER, FIRST_PLAN)
@@ -90,6 +92,7 @@ async def test_failed_task_is_replanned_locally_and_completed_tasks_are_kept(tea
     assert path.count("plan") == 2 and path[-1] == "writer"
 
 
+@pytest.mark.slow
 async def test_incomplete_result_makes_the_planner_augment_the_dag(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("complex", "serial", resolved=QUERY))
     team["planner"].on(
@@ -138,6 +141,7 @@ async def test_incomplete_result_makes_the_planner_augment_the_dag(team: Team, h
     assert state["augmented"] == ["t1"]
 
 
+@pytest.mark.slow
 async def test_exhausted_replan_budget_ends_in_an_answer_that_says_what_is_missing(team: Team) -> None:
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
     team["planner"].on(PLANNER, FIRST_PLAN)
@@ -158,6 +162,7 @@ async def test_exhausted_replan_budget_ends_in_an_answer_that_says_what_is_missi
     assert path.count("plan") == 1
 
 
+@pytest.mark.slow
 async def test_tool_call_budget_stops_the_waves(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
     team["planner"].on(PLANNER, FIRST_PLAN)
@@ -172,6 +177,7 @@ async def test_tool_call_budget_stops_the_waves(team: Team, hub: ToolHub) -> Non
     assert any("not run" in gap for gap in state["answer"]["missing"])
 
 
+@pytest.mark.slow
 async def test_malformed_plan_is_repaired_with_the_validator_errors(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
     cyclic = {"tasks": [{"id": "t1", "goal": "a", "deps": ["t2"]}, {"id": "t2", "goal": "b", "deps": ["t1"]}]}
@@ -187,6 +193,7 @@ async def test_malformed_plan_is_repaired_with_the_validator_errors(team: Team, 
     assert [t["id"] for t in state["plan"]["tasks"]] == ["t1", "t2", "t3"]
 
 
+@pytest.mark.slow
 async def test_unrepairable_plan_falls_back_to_a_single_task(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
     team["planner"].on(PLANNER, "I would first search for the emperors and then")
@@ -204,6 +211,7 @@ async def test_unrepairable_plan_falls_back_to_a_single_task(team: Team, hub: To
     assert state["answer"]["text"]
 
 
+@pytest.mark.slow
 async def test_unparseable_assessment_falls_back_to_rules(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, "complex, I think")
     team["writer"].on(WRITER, "Liu Che.")
@@ -214,6 +222,7 @@ async def test_unparseable_assessment_falls_back_to_rules(team: Team, hub: ToolH
     assert path == ["master", "writer"]
 
 
+@pytest.mark.slow
 async def test_augmentation_that_builds_on_a_waiting_task_makes_no_cycle(team: Team, hub: ToolHub) -> None:
     """A new task that depends on a task waiting for the incomplete one runs after it (issue 11 #3)."""
     team["master"].on(MASTER, assessment("complex", "serial", resolved=QUERY))

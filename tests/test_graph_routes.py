@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import Team, run
 from tests.support.fakes import EXEC_ARGS, EXEC_COMPUTE, EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
 
@@ -20,6 +22,7 @@ async def test_simple_question_goes_writer_only(team: Team, hub) -> None:
     assert not state["results"] and not team["executor"].calls and not team["planner"].calls
 
 
+@pytest.mark.slow
 async def test_time_question_goes_executor_inclusive_with_the_clock(team: Team, hub) -> None:
     query = "What time is it in Tokyo now?"
     team["master"].on(MASTER, assessment("moderate", resolved=query, intent="current time in a timezone"))
@@ -42,6 +45,7 @@ async def test_time_question_goes_executor_inclusive_with_the_clock(team: Team, 
     assert citation["kind"] == "tool"
 
 
+@pytest.mark.slow
 async def test_comparison_goes_planner_enhanced_with_a_parallel_wave(hub) -> None:
     team = Team(delay_s=0.3)
     query = "Who is elder, Emperor Han-Wu or Emperor Caesar, by how many years?"

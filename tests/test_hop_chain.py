@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from agents.chain_answer import broken_chain_sources, clean_hop_answer, grounded
 from agents.hop_chain import inner_phrase, is_chain, parse_steps, resolve, restates
 from agents.hop_mark import describes, describing_phrase, rest_step
@@ -89,6 +91,7 @@ def test_a_reply_that_says_it_does_not_know_is_unknown() -> None:
         assert clean_hop_answer(reply) == "unknown"
 
 
+@pytest.mark.slow
 async def test_a_three_hop_question_is_answered_hop_by_hop(team: Team, hotpot_hub: ToolHub) -> None:
     team["master"].on(DECOMPOSE, SPLIT)
     team["writer"].on(HOP_READ, hop_reader(ANSWERS))
@@ -112,6 +115,7 @@ async def test_a_three_hop_question_is_answered_hop_by_hop(team: Team, hotpot_hu
     assert len(writer_prompts) == 3 and all(HOP_READ in p for p in writer_prompts), "no read beyond the hops"
 
 
+@pytest.mark.slow
 async def test_the_hop_budget_stops_a_longer_split(team: Team, hotpot_hub: ToolHub) -> None:
     team["master"].on(DECOMPOSE, SPLIT)
     team["writer"].on(HOP_READ, hop_reader(ANSWERS)).on(WRITER, "Answer: Dunmore\nBecause: [1].")
@@ -123,6 +127,7 @@ async def test_the_hop_budget_stops_a_longer_split(team: Team, hotpot_hub: ToolH
     assert state["hops"] == []
 
 
+@pytest.mark.slow
 async def test_a_hop_its_passages_do_not_answer_hands_the_findings_to_the_writer(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
@@ -144,6 +149,7 @@ async def test_a_hop_its_passages_do_not_answer_hands_the_findings_to_the_writer
     assert read[: len(whole)] == whole, "the whole question's passages first, as single-shot RAG reads them"
 
 
+@pytest.mark.slow
 async def test_a_question_kept_whole_takes_the_serial_search(team: Team, hotpot_hub: ToolHub) -> None:
     team["writer"].on(WRITER, "Answer: Dunmore\nBecause: She was born there [1].")
     question = "In which village was the engineer who built the Harrow Point Lighthouse born?"
@@ -199,6 +205,7 @@ def test_a_marked_phrase_counts_only_when_it_describes_a_part_of_the_question() 
     )
 
 
+@pytest.mark.slow
 async def test_a_question_the_split_keeps_whole_is_chained_through_its_marked_phrases(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
@@ -216,6 +223,7 @@ async def test_a_question_the_split_keeps_whole_is_chained_through_its_marked_ph
     assert state["answer"]["short"] == "Stirlingshire"
 
 
+@pytest.mark.slow
 async def test_the_hop_budget_bounds_a_marked_chain(team: Team, hotpot_hub: ToolHub) -> None:
     team["master"].on(MARK, marker(MARKED))
     answers = MARKED_ANSWERS | {"In which county is the birthplace of Miriam Calloway": "Stirlingshire"}
@@ -240,6 +248,7 @@ def test_a_split_that_restates_the_question_first_gives_the_phrase_it_asks_about
     assert inner_phrase(["x", "Who was the mayor?"], question) is None, "not in the question"
 
 
+@pytest.mark.slow
 async def test_a_split_asking_its_inner_question_last_is_chained_inner_question_first(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
@@ -274,6 +283,7 @@ def test_an_answer_is_grounded_when_its_words_stand_in_the_passages() -> None:
     assert not grounded("", context)
 
 
+@pytest.mark.slow
 async def test_a_hop_answer_not_in_its_passages_is_asked_for_again_copied(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
@@ -291,6 +301,7 @@ OTHER = "is named in the question itself"
 NAMED = ANSWERS | {"Where was Miriam Calloway born": "Miriam Calloway"}  # what the question names
 
 
+@pytest.mark.slow
 async def test_a_hop_answer_the_question_already_names_is_asked_for_again(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
@@ -305,6 +316,7 @@ async def test_a_hop_answer_the_question_already_names_is_asked_for_again(
     assert len(asked_again) == 1 and "Miriam Calloway is named in the question" in asked_again[0]
 
 
+@pytest.mark.slow
 async def test_a_hop_answer_still_not_in_its_passages_breaks_the_chain(
     team: Team, hotpot_hub: ToolHub
 ) -> None:

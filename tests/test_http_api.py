@@ -125,6 +125,7 @@ def sse_events(response: httpx.Response) -> Iterator[tuple[str, Any]]:
             data.append(line[5:].lstrip())
 
 
+@pytest.mark.slow
 def test_invoke_answers_with_the_cited_answer_and_a_new_thread(served: Served) -> None:
     response = served.post("/invoke", ask(TOKYO))
     assert response.status_code == 200, response.text
@@ -136,6 +137,7 @@ def test_invoke_answers_with_the_cited_answer_and_a_new_thread(served: Served) -
     assert metadata["thread_id"] and metadata["run_id"]
 
 
+@pytest.mark.slow
 def test_stream_sends_route_plan_tasks_tokens_answer_then_end(served: Served) -> None:
     with httpx.stream("POST", f"{served.url}/stream", json=ask(TOKYO), timeout=60) as response:
         assert response.status_code == 200
@@ -155,6 +157,7 @@ def test_stream_sends_route_plan_tasks_tokens_answer_then_end(served: Served) ->
     assert "18:00" in tokens
 
 
+@pytest.mark.slow
 def test_stream_events_is_langchains_event_stream(served: Served) -> None:
     with httpx.stream("POST", f"{served.url}/stream_events", json=ask(TOKYO), timeout=60) as response:
         events = list(sse_events(response))
@@ -165,6 +168,7 @@ def test_stream_events_is_langchains_event_stream(served: Served) -> None:
     assert any(d["event"] == "on_chat_model_stream" for d in data)
 
 
+@pytest.mark.slow
 def test_langserves_own_client_drives_the_routes(served: Served) -> None:
     python = client_python()
     if isinstance(python, str):
@@ -204,6 +208,7 @@ def test_schemas(served: Served) -> None:
     assert served.get("/docs").status_code == 200
 
 
+@pytest.mark.slow
 def test_a_thread_continues_and_its_state_and_history_read_back(served: Served) -> None:
     first = served.post("/invoke", ask(TOKYO)).json()
     thread = first["metadata"]["thread_id"]
@@ -285,6 +290,7 @@ def slow_served(tmp_path: Path) -> Iterator[Served]:
         server.stop()
 
 
+@pytest.mark.slow
 def test_one_run_per_thread_and_a_client_that_disconnects_mid_stream(slow_served: Served) -> None:
     served = slow_served
     assert served.process is not None
@@ -309,6 +315,7 @@ def test_one_run_per_thread_and_a_client_that_disconnects_mid_stream(slow_served
     assert again.status_code == 200 and again.json()["output"]["answer"]["short"] == "18:00"
 
 
+@pytest.mark.slow
 def test_a_run_past_its_deadline_and_a_run_past_the_limit_get_clear_errors(tmp_path: Path) -> None:
     with fake_openai(RULES, delay_s=1.0) as slow:  # a run takes several seconds
         env = serve_env(slow.url, tmp_path, AISEARCH_RUN_TIMEOUT_S="2.5", AISEARCH_MAX_RUNS="1")
@@ -333,6 +340,7 @@ def test_a_run_past_its_deadline_and_a_run_past_the_limit_get_clear_errors(tmp_p
             served.stop()
 
 
+@pytest.mark.slow
 def test_threads_survive_a_restart_and_auth_when_a_key_is_set(served: Served, tmp_path: Path) -> None:
     thread = served.post("/invoke", ask(TOKYO)).json()["metadata"]["thread_id"]
     broken = tmp_path / "mcp.json"
@@ -363,6 +371,7 @@ def test_threads_survive_a_restart_and_auth_when_a_key_is_set(served: Served, tm
 
 
 @pytest.mark.skipif(postgres_unavailable() is not None, reason=str(postgres_unavailable()))
+@pytest.mark.slow
 def test_threads_in_postgres_survive_a_restart(endpoint: Any, tmp_path: Path) -> None:
     with throwaway_postgres() as url:
         server = Served(serve_env(endpoint.url, tmp_path, AISEARCH_DB=url), tmp_path / "serve.log")

@@ -31,6 +31,7 @@ def resume(reply: Any, **configurable: Any) -> dict[str, Any]:
     return {"resume": reply, "config": {"configurable": configurable}}
 
 
+@pytest.mark.slow
 def test_a_paused_run_returns_its_question_and_resume_continues_it(served: Served) -> None:
     paused = served.post("/invoke", ask(VAGUE, clarify=True))
     assert paused.status_code == 200, paused.text
@@ -63,11 +64,13 @@ def test_a_paused_run_returns_its_question_and_resume_continues_it(served: Serve
     )
 
 
+@pytest.mark.slow
 def test_without_clarify_in_the_config_the_run_never_pauses(served: Served) -> None:
     body = served.post("/invoke", ask(VAGUE)).json()
     assert body["interrupts"] == [] and body["output"]["answer"]["text"]
 
 
+@pytest.mark.slow
 def test_a_batch_returns_each_runs_requests(served: Served) -> None:
     body = {
         "inputs": [{"query": VAGUE}, {"query": VAGUE}],
@@ -79,6 +82,7 @@ def test_a_batch_returns_each_runs_requests(served: Served) -> None:
     assert paused[0]["value"]["question"] == WHO and answered == []
 
 
+@pytest.mark.slow
 def test_plan_review_streams_an_interrupt_event_and_resume_stream_runs_the_plan(served: Served) -> None:
     with httpx.stream(
         "POST", f"{served.url}/stream", json=ask(SUM, review_plan=True), timeout=60

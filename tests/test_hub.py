@@ -23,6 +23,7 @@ async def test_tools_are_discovered_once_and_called_through_long_lived_sessions(
         assert hub.specs["facts.birth_year"].parameters["required"] == ["person"]
 
 
+@pytest.mark.slow
 async def test_errors_timeouts_crashes_and_unknown_tools_come_back_as_data() -> None:
     limits = ServerLimits(probe_timeout_s=0.5)
     async with ToolHub.open({"facts": facts_connection(FACTS_FAIL_CAESAR="1")}, limits=limits) as hub:

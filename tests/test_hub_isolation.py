@@ -59,6 +59,7 @@ async def test_invalid_utf8_on_stdout_is_tolerated_and_the_other_servers_keep_wo
         assert (await hub.call("bad.echo", {"text": "hi"}, timeout_s=5)).output == "hi"
 
 
+@pytest.mark.slow
 async def test_a_transport_failure_downs_that_server_alone_and_it_is_restarted(marker: str) -> None:
     strict = misbehaving(marker, encoding_error_handler="strict")  # invalid UTF-8 breaks the transport
     async with ToolHub.open({"bad": strict, "facts": facts_connection()}, limits=FAST) as hub:
@@ -76,6 +77,7 @@ async def test_invalid_utf8_while_the_hub_starts_does_not_hang_it(marker: str) -
             assert (await hub.call("facts.biography", {"person": "Caesar"}, timeout_s=5)).ok
 
 
+@pytest.mark.slow
 async def test_servers_start_concurrently_each_within_its_own_timeout(marker: str) -> None:
     connections = {
         "hung1": misbehaving(marker, "hang-at-start"),
@@ -96,6 +98,7 @@ async def test_servers_start_concurrently_each_within_its_own_timeout(marker: st
         assert not down.ok and "unknown tool" in down.error  # it never listed its tools
 
 
+@pytest.mark.slow
 async def test_a_stuck_tool_does_not_block_its_servers_later_calls(marker: str) -> None:
     async with ToolHub.open({"bad": misbehaving(marker)}, limits=FAST) as hub:
         stuck = await hub.call("bad.hang", {}, timeout_s=0.5)
@@ -113,6 +116,7 @@ async def test_a_slow_tool_on_a_healthy_server_is_not_restarted() -> None:
         assert hub.servers["facts"].restarts == 0
 
 
+@pytest.mark.slow
 async def test_a_server_that_keeps_crashing_is_given_up_and_reported(marker: str) -> None:
     limits = ServerLimits(start_timeout_s=10, probe_timeout_s=0.5, max_restarts=1)
     async with ToolHub.open({"bad": misbehaving(marker), "facts": facts_connection()}, limits=limits) as hub:
@@ -179,6 +183,7 @@ async def test_a_run_calls_a_tool_whose_arguments_are_named_like_pydantic_member
         assert call["ok"] and call["args"] == odd and json.loads(call["output"]) == odd
 
 
+@pytest.mark.slow
 async def test_a_run_whose_tools_misbehave_ends_in_an_answer_that_says_what_failed(marker: str) -> None:
     """The planner binds a union-typed tool and a stuck one: the first works, the second fails as data."""
     team = Team()

@@ -45,6 +45,7 @@ def clarifying_master(prompt: str) -> dict[str, Any]:
     return {**reply, "clarify": WHO} if '"clarify"' in prompt else reply
 
 
+@pytest.mark.slow
 async def test_an_ambiguous_question_pauses_and_the_answer_is_folded_into_the_query(
     team: Team, hub, graph
 ) -> None:
@@ -80,6 +81,7 @@ async def test_an_ambiguous_question_pauses_and_the_answer_is_folded_into_the_qu
     assert await trajectory(graph, CONFIG) == ["master", "clarify", "master", "writer"]
 
 
+@pytest.mark.slow
 async def test_a_reply_that_is_not_text_is_asked_again_and_an_empty_one_keeps_the_question(
     team: Team, hub, graph
 ) -> None:
@@ -96,6 +98,7 @@ async def test_a_reply_that_is_not_text_is_asked_again_and_an_empty_one_keeps_th
     assert done.values["query"] == VAGUE and done.values["answer"]["text"] == "I cannot tell who you mean."
 
 
+@pytest.mark.slow
 async def test_with_asking_off_nothing_pauses_and_the_prompt_has_no_clarify_rule(
     team: Team, hub, graph
 ) -> None:
@@ -125,6 +128,7 @@ def planning(team: Team) -> None:
     team["writer"].on(WRITER, lambda p: "It is 8 [1]." if "2 * 4" in p else "It is 395 [1].")
 
 
+@pytest.mark.slow
 async def test_plan_review_pauses_before_anything_runs_and_approve_runs_the_plan(
     team: Team, hub, graph
 ) -> None:
@@ -150,6 +154,7 @@ async def test_plan_review_pauses_before_anything_runs_and_approve_runs_the_plan
     assert path[:5] == ["master", "select_tools", "plan", "review_plan", "dispatch"]
 
 
+@pytest.mark.slow
 async def test_an_edited_plan_is_validated_and_runs_as_the_next_version(team: Team, hub, graph) -> None:
     planning(team)
     run = team.resources(hub, make_settings(review_plan=True))
@@ -170,6 +175,7 @@ async def test_an_edited_plan_is_validated_and_runs_as_the_next_version(team: Te
     assert values["answer"]["text"] == "It is 8 [1]."
 
 
+@pytest.mark.slow
 async def test_an_invalid_edit_is_asked_again_with_its_errors_and_the_plan_unchanged(
     team: Team, hub, graph
 ) -> None:
@@ -199,6 +205,7 @@ async def test_an_invalid_edit_is_asked_again_with_its_errors_and_the_plan_uncha
     assert set(done.values["results"]) == {"t1"} and done.values["answer"]["text"] == "It is 395 [1]."
 
 
+@pytest.mark.slow
 async def test_a_rejected_plan_ends_the_turn_with_nothing_run(team: Team, hub, graph) -> None:
     planning(team)
     run = team.resources(hub, make_settings(review_plan=True))
@@ -215,6 +222,7 @@ async def test_a_rejected_plan_ends_the_turn_with_nothing_run(team: Team, hub, g
     assert [m.type for m in done.values["messages"]] == ["human", "ai"]
 
 
+@pytest.mark.slow
 async def test_without_plan_review_the_plan_runs_at_once(team: Team, hub, graph) -> None:
     planning(team)
     done = await turn(graph, team.resources(hub), {"query": SUM})

@@ -88,6 +88,7 @@ def test_a_read_without_a_search_or_with_two_to_choose_from_is_rejected() -> Non
     assert needs_of([{"name": "docsearch.read", "needs": NEEDS["docsearch.read"]}, {"name": "x"}]) == NEEDS
 
 
+@pytest.mark.slow
 async def test_the_planner_sees_the_dependency_and_a_read_without_search_is_repaired(
     docs_hub: ToolHub,
 ) -> None:

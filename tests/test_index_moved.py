@@ -51,6 +51,7 @@ def _top_source(store: IndexStore) -> str:
     return str(next(iter(top.values()))["source"])
 
 
+@pytest.mark.slow
 def test_moved_corpus_is_not_embedded_again(tmp_path: Path, embedder: CountingEmbedder) -> None:
     store = IndexStore(tmp_path / "index")
     first, moved = tmp_path / "a" / "docs", tmp_path / "b" / "docs"
@@ -77,6 +78,7 @@ def test_moved_corpus_is_not_embedded_again(tmp_path: Path, embedder: CountingEm
     assert report.embeddings_reused == 0
 
 
+@pytest.mark.slow
 def test_copy_is_reused_and_takes_over_when_the_original_goes(
     tmp_path: Path, embedder: CountingEmbedder
 ) -> None:

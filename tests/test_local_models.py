@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import json
 import operator
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
@@ -26,8 +25,6 @@ else:
 from core.settings import load_settings
 from models.assemble import model_path
 from models.config import LocalServerSettings
-from models.local_server import running_server
-from models.model_parts import REGISTRY
 
 pytestmark = [
     pytest.mark.local_model,
@@ -63,20 +60,11 @@ CITY_SCHEMA = {
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """An OpenAI client on a freshly started local server serving both bundled models."""
+def client(local_model_server: str) -> Any:
+    """An OpenAI client on the local server serving both bundled models."""
     from openai import OpenAI
 
-    gguf = {alias: str(model_path(alias)) for alias in REGISTRY}  # assembled in the normal cache
-    mp = pytest.MonkeyPatch()
-    mp.setenv("AISEARCH_CACHE_DIR", str(tmp_path_factory.mktemp("server-cache")))
-    settings = load_settings(env={})
-    settings.local = LocalServerSettings(**{**settings.local.model_dump(), "gguf": gguf})
-    try:
-        with running_server(settings, stop_on_exit=True) as base_url:
-            yield OpenAI(base_url=base_url, api_key="local", timeout=120, max_retries=0)
-    finally:
-        mp.undo()
+    return OpenAI(base_url=local_model_server, api_key="local", timeout=120, max_retries=0)
 
 
 def chat(client: Any, model: str, user: str, system: str | None = None, **kwargs: Any) -> Any:
@@ -162,9 +150,10 @@ def test_an_idle_server_exits_and_the_next_run_starts_it_again(
 
     monkeypatch.setenv("AISEARCH_CACHE_DIR", str(tmp_path / "server-cache"))
     settings = load_settings(env={})
-    gguf = {alias: str(model_path(alias)) for alias in REGISTRY}
+    for role in settings.roles.values():
+        role.model = SMALL  # one model to load, twice
     settings.local = LocalServerSettings(
-        **{**settings.local.model_dump(), "gguf": gguf, "idle_minutes": 0.05}
+        **{**settings.local.model_dump(), "gguf": {SMALL: str(model_path(SMALL))}, "idle_minutes": 0.05}
     )
     try:
         first, started = ensure_server_state(settings)

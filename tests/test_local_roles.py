@@ -4,7 +4,7 @@ end to end through the graph."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
@@ -14,12 +14,9 @@ from agents.assessment import AssessmentReply, assess_prompt, calibrate, route_f
 from agents.plan_prompt import PlanSketch, plan_prompt
 from core.plan import validate_plan
 from core.run import Run
-from core.settings import load_settings
-from models.assemble import model_path
-from models.config import LocalServerSettings
+from core.settings import Settings, load_settings
 from models.factory import build_chat_model
-from models.local_server import llama_cpp_available, running_server
-from models.model_parts import REGISTRY
+from models.local_server import llama_cpp_available
 from models.structured import structured_call
 from tests.conftest import Team, docsearch_connections, run, server_connections
 from tests.support.fakes import MASTER, PLANNER, WRITER, assessment
@@ -37,21 +34,12 @@ TODAY = "Sunday, 2026-11-22 09:00 UTC"
 
 
 @pytest.fixture(scope="module")
-def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
-    """Settings whose roles all talk to a freshly started local server (its own cache dir)."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("AISEARCH_CACHE_DIR", str(tmp_path_factory.mktemp("server-cache")))
+def settings(local_model_server: str) -> Settings:
+    """Settings whose roles all talk to the local server serving both bundled models."""
     base = load_settings(env={})
-    base.local = LocalServerSettings(
-        **{**base.local.model_dump(), "gguf": {a: str(model_path(a)) for a in REGISTRY}}
-    )
-    try:
-        with running_server(base, stop_on_exit=True) as url:
-            for role in base.roles.values():
-                role.base_url, role.json_schema = url, True
-            yield base
-    finally:
-        mp.undo()
+    for role in base.roles.values():
+        role.base_url, role.json_schema = local_model_server, True
+    return base
 
 
 @pytest_asyncio.fixture(loop_scope="module")

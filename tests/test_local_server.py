@@ -84,7 +84,8 @@ DUMMY_SERVER = textwrap.dedent(
 
 @pytest.fixture
 def dummy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Isolated cache dir, the dummy server as launcher, llama_cpp treated as installed."""
+    """Isolated cache dir, the dummy server as launcher (no real model), llama_cpp treated as installed."""
+    monkeypatch.delenv(ls.FORBID_ENV, raising=False)
     (tmp_path / "dummy_llama_server.py").write_text(DUMMY_SERVER)
     monkeypatch.setenv("AISEARCH_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(REPO)]))
@@ -182,6 +183,7 @@ def test_the_prompt_cache_can_be_turned_off(tmp_path: Path) -> None:
 
 
 def test_missing_llama_cpp_says_run_bootstrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ls.FORBID_ENV)  # no model is loaded: the check before it fails
     monkeypatch.setattr(ls, "llama_cpp_available", lambda: False)
     with pytest.raises(LocalServerError, match="scripts/bootstrap.sh"):
         ls.ensure_server(make_settings(tmp_path))

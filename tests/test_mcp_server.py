@@ -165,6 +165,7 @@ async def check_errors(session: ClientSession) -> None:
     assert not (await session.call_tool("search", {"query": "sourdough starter", "k": 1})).isError
 
 
+@pytest.mark.slow
 async def test_over_stdio_ask_search_threads_and_errors(
     endpoint: Any, fixture_index: Path, tmp_path: Path
 ) -> None:
@@ -180,6 +181,7 @@ async def test_over_stdio_ask_search_threads_and_errors(
     assert_gone({pid, *servers})
 
 
+@pytest.mark.slow
 async def test_over_streamable_http_ask_search_threads_and_errors(
     endpoint: Any, fixture_index: Path, tmp_path: Path
 ) -> None:
@@ -241,6 +243,7 @@ async def test_missing_index_and_unreachable_model_are_tool_errors(tmp_path: Pat
     assert "Traceback" not in (tmp_path / "mcp.log").read_text()
 
 
+@pytest.mark.slow
 async def test_a_run_that_cannot_open_is_a_tool_error_and_search_still_works(
     endpoint: Any, fixture_index: Path, tmp_path: Path
 ) -> None:

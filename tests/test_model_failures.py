@@ -50,6 +50,7 @@ async def test_structured_call_falls_back_or_says_what_failed_when_the_endpoint_
         await structured_call(model, messages, Verdict)
 
 
+@pytest.mark.slow
 async def test_a_dead_endpoint_still_ends_in_an_answer_that_says_what_failed(hotpot_hub: ToolHub) -> None:
     from datetime import datetime
 
@@ -73,6 +74,7 @@ async def test_a_dead_endpoint_still_ends_in_an_answer_that_says_what_failed(hot
     assert answer["sources"], "what was found is still listed"
 
 
+@pytest.mark.slow
 async def test_a_prompt_past_the_context_is_retried_with_fewer_sources(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
@@ -91,6 +93,7 @@ async def test_a_prompt_past_the_context_is_retried_with_fewer_sources(
     assert state["answer"]["short"] == "Dunmore"
 
 
+@pytest.mark.slow
 async def test_a_failed_explanation_keeps_the_short_answer(team: Team, hotpot_hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("moderate", "direct", resolved=BRIDGE))
     # the explanation turn carries the answer turn with it: past the context, it gets HTTP 400

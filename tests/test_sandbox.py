@@ -66,6 +66,7 @@ def test_urllib_is_refused_even_when_wrapped() -> None:
     assert "network access is disabled in the sandbox" in result.error
 
 
+@pytest.mark.slow
 def test_infinite_loop_times_out() -> None:
     result = run_sandboxed("print('started', flush=True)\nwhile True:\n    pass", timeout_s=1.0)
     assert not result.ok

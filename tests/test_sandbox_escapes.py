@@ -203,6 +203,7 @@ def test_a_setsid_escape_dies_with_the_run() -> None:
 @pytest.mark.parametrize(
     "namespaces", [pytest.param(True, marks=needs_namespaces), False], ids=["ns", "no-ns"]
 )
+@pytest.mark.slow
 def test_children_are_killed_on_timeout(namespaces: bool) -> None:
     marker = _marker()
     code = (

@@ -265,6 +265,7 @@ def _worker(response: httpx.Response) -> int:
     return int(response.headers[WORKER_HEADER])
 
 
+@pytest.mark.slow
 def test_concurrent_requests_land_on_both_workers(workers: Served) -> None:
     seen: set[int] = set()
     with ThreadPoolExecutor(6) as pool:
@@ -278,6 +279,7 @@ def test_concurrent_requests_land_on_both_workers(workers: Served) -> None:
     assert len(seen) == 2, f"every request went to worker {seen}"
 
 
+@pytest.mark.slow
 def test_a_thread_started_on_one_worker_continues_on_the_other(workers: Served) -> None:
     first = workers.post("/invoke", ask(TOKYO))
     thread, origin = first.json()["metadata"]["thread_id"], _worker(first)
@@ -302,6 +304,7 @@ def test_a_thread_started_on_one_worker_continues_on_the_other(workers: Served) 
     assert len(state["values"]["messages"]) == 2 * turns
 
 
+@pytest.mark.slow
 def test_two_runs_on_one_thread_give_one_409_across_workers(workers: Served, database: str) -> None:
     import psycopg
 
@@ -331,6 +334,7 @@ def test_two_runs_on_one_thread_give_one_409_across_workers(workers: Served, dat
     assert again.status_code == 200, "the lock went with the run"
 
 
+@pytest.mark.slow
 def test_a_search_answer_cites_passages_from_the_chroma_server(
     workers: Served, chroma_server: ChromaServer
 ) -> None:

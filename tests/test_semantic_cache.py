@@ -268,6 +268,7 @@ def test_no_cache_reaches_the_run_from_the_command_line_and_the_http_config() ->
     assert Configurable().apply(make_settings()).bypass_cache is False
 
 
+@pytest.mark.slow
 def test_ask_answers_a_repeated_question_from_the_cache_unless_told_not_to(
     tmp_path: Path, monkeypatch
 ) -> None:
@@ -297,6 +298,7 @@ def test_ask_answers_a_repeated_question_from_the_cache_unless_told_not_to(
     )
 
 
+@pytest.mark.slow
 def test_the_http_api_serves_a_repeat_from_the_cache_unless_the_run_s_config_says_no(tmp_path: Path) -> None:
     rules = [(MASTER, assessment("simple", resolved=EIFFEL)), (WRITER, EIFFEL_ANSWER)]
     with fake_openai(rules) as endpoint:

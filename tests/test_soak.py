@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from bench.soak import markdown, memory_by_kind, processes, run
 from tests.support.fake_openai import fake_openai
 from tests.test_cli import RULES, cli_env
 
 
+@pytest.mark.slow
 def test_questions_in_a_row_leave_nothing_behind_and_are_sampled(tmp_path) -> None:
     with fake_openai(RULES) as server:
         env = cli_env(server.url, tmp_path) | {"AISEARCH_DOCSEARCH_DEFAULT_BUILD": "0"}

@@ -43,6 +43,7 @@ def number_of(prompt: str, title: str) -> int:
     raise AssertionError(f"{title} not among the sources:\n{prompt}")
 
 
+@pytest.mark.slow
 async def test_direct_is_one_retrieval_and_one_read(team: Team, hotpot_hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("moderate", "direct", resolved=SINGLE))
     team["writer"].on(
@@ -63,6 +64,7 @@ async def test_direct_is_one_retrieval_and_one_read(team: Team, hotpot_hub: Tool
 
 
 @pytest.mark.parametrize("links", [True, False])
+@pytest.mark.slow
 async def test_a_single_hop_vote_takes_the_free_link_hop_only_where_the_server_follows_links(
     team: Team, hotpot_hub: ToolHub, monkeypatch: pytest.MonkeyPatch, links: bool
 ) -> None:
@@ -79,6 +81,7 @@ async def test_a_single_hop_vote_takes_the_free_link_hop_only_where_the_server_f
     assert state["answer"]["short"] == "the Ome"
 
 
+@pytest.mark.slow
 async def test_a_comparison_that_names_its_entities_is_one_search_of_the_question(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
@@ -95,6 +98,7 @@ async def test_a_comparison_that_names_its_entities_is_one_search_of_the_questio
     assert {"Ostrava Tower", "Lindqvist Tower"} <= titles, "the question's own top passages hold both"
 
 
+@pytest.mark.slow
 async def test_a_comparison_is_read_one_entity_at_a_time_and_decided_in_code(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
@@ -132,6 +136,7 @@ async def test_a_comparison_is_read_one_entity_at_a_time_and_decided_in_code(
     assert "212 metres" not in streamed and "187 metres" not in streamed, "the readings are not streamed"
 
 
+@pytest.mark.slow
 async def test_a_comparison_the_readings_leave_open_is_read_whole(team: Team, hotpot_hub: ToolHub) -> None:
     team["writer"].on("Answer for ", "not stated")
     team["writer"].on(WRITER, "Answer: Lindqvist Tower\nBecause: It is tall [1].")
@@ -146,6 +151,7 @@ async def test_a_comparison_the_readings_leave_open_is_read_whole(team: Team, ho
     assert state["answer"]["short"] == "Lindqvist Tower", "the Writer's own reading of the question"
 
 
+@pytest.mark.slow
 async def test_parallel_searches_every_entity_at_once(team: Team, hotpot_hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=COMPARISON))
     team["writer"].on("Answer for ", "not stated")  # each tower read alone settles nothing here
@@ -175,6 +181,7 @@ async def test_parallel_searches_every_entity_at_once(team: Team, hotpot_hub: To
     assert {c["title"] for c in state["answer"]["citations"]} == {"Ostrava Tower", "Lindqvist Tower"}
 
 
+@pytest.mark.slow
 async def test_serial_follows_what_the_first_hop_names_without_a_model_call(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
@@ -215,6 +222,7 @@ async def test_serial_follows_what_the_first_hop_names_without_a_model_call(
     assert [c["title"] for c in state["answer"]["citations"]] == ["Miriam Calloway"]
 
 
+@pytest.mark.slow
 async def test_serial_without_links_asks_the_model_for_the_next_hop(team: Team, hotpot_hub: ToolHub) -> None:
     team["master"].on(HOP, lambda p: "Miriam Calloway" if "Miriam Calloway (1832" not in p else "DONE")
     team["master"].on(MASTER, assessment("complex", "serial", resolved=BRIDGE))
@@ -247,6 +255,7 @@ async def test_serial_without_links_asks_the_model_for_the_next_hop(team: Team, 
     assert [c["title"] for c in state["answer"]["citations"]] == ["Miriam Calloway"]
 
 
+@pytest.mark.slow
 async def test_serial_stops_at_the_hop_budget(team: Team, hotpot_hub: ToolHub) -> None:
     names = iter(["Miriam Calloway", "Dunmore", "Vell Island", "Ome"])
     team["master"].on(HOP, lambda p: next(names))
@@ -262,6 +271,7 @@ async def test_serial_stops_at_the_hop_budget(team: Team, hotpot_hub: ToolHub) -
     assert path[-2:] == ["next_hop", "writer"]
 
 
+@pytest.mark.slow
 async def test_a_follow_up_asks_the_master_llm(team: Team, hotpot_hub: ToolHub) -> None:
     team["writer"].on(WRITER, lambda p: "Answer: Ostrava Tower\nBecause: It is 212 metres tall.")
     team["master"].on(MASTER, assessment("moderate", "direct", resolved="How tall is Ostrava Tower?"))
@@ -281,6 +291,7 @@ async def test_a_follow_up_asks_the_master_llm(team: Team, hotpot_hub: ToolHub) 
     assert state["assessment"]["resolved_query"] == "How tall is Ostrava Tower?"
 
 
+@pytest.mark.slow
 async def test_a_failed_hop_decision_still_answers_from_the_first_hop(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
@@ -310,6 +321,7 @@ def test_beside_few_links_the_writer_still_reads_a_direct_search_worth_of_passag
     assert passages_beside_links(first, ["d"], total=5) == ["a", "b", "c", "e"], "no passage twice"
 
 
+@pytest.mark.slow
 async def test_serial_reads_the_first_hops_top_passages_and_their_links(
     team: Team, hotpot_hub: ToolHub
 ) -> None:

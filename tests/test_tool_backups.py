@@ -89,6 +89,7 @@ async def test_without_backups_the_failure_reaches_the_master(failing_hub: ToolH
     assert [call["tool"] for call in result["tool_calls"]] == ["python.calculate"]
 
 
+@pytest.mark.slow
 async def test_a_hanging_tool_is_cut_off_and_its_backup_answers() -> None:
     team = _team()
     settings = make_settings(tool_timeout_s=1.5)

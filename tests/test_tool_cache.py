@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from core.run import Run
 from tests.conftest import Team, make_settings
 from tools.cache.tool_calls import ToolCacheLimits, ToolCallCache, call_key
@@ -66,6 +68,7 @@ def test_failures_are_not_kept_and_the_size_is_bounded(tmp_path: Path) -> None:
     assert cache.size() == 1, "entries over other documents are dropped"
 
 
+@pytest.mark.slow
 async def test_the_run_answers_a_repeated_calculation_from_the_cache_but_never_the_clock(
     team: Team, hub: ToolHub, tmp_path: Path
 ) -> None:
@@ -83,6 +86,7 @@ async def test_the_run_answers_a_repeated_calculation_from_the_cache_but_never_t
     assert run.tool_cache.size() == 1
 
 
+@pytest.mark.slow
 async def test_a_run_that_bypasses_the_cache_calls_the_tool_again(
     team: Team, hub: ToolHub, tmp_path: Path
 ) -> None:

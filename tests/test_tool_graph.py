@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agents.tool_history import chain_hint
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
@@ -49,6 +51,7 @@ def test_schema_edges_link_an_output_to_a_matching_input_across_servers() -> Non
     assert ("weather.forecast", "geo.locate") not in edges
 
 
+@pytest.mark.slow
 async def test_weights_change_after_runs_survive_a_restart_and_reach_the_planner(
     hub: ToolHub, tmp_path: Path
 ) -> None:

@@ -82,6 +82,7 @@ def test_summary_averages_over_scored_tasks() -> None:
     assert report["query_ms_p50"] == 20.0
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_json_contract(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

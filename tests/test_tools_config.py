@@ -66,6 +66,7 @@ def test_a_run_reads_the_user_file_beside_the_config_unless_one_is_set(tmp_path:
     assert load_settings(env={**env, "AISEARCH_MCP_CONFIG": str(other)}).mcp_config == other
 
 
+@pytest.mark.slow
 def test_add_starts_the_server_lists_its_tools_and_later_runs_see_it(tmp_path: Path) -> None:
     added = tools_cli(
         "add", "envdump", "--env", "GREETING=hi", "--", sys.executable, ENV_SERVER, tmp_path=tmp_path

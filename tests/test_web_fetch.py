@@ -163,6 +163,7 @@ async def test_passages_are_ranked_against_the_question(base: str, tmp_path: Pat
     assert len(pieces) > 2 and "Ilsabet Marrow" in best.text
 
 
+@pytest.mark.slow
 async def test_the_cache_answers_again_and_the_budget_bounds_downloads(base: str, tmp_path: Path) -> None:
     budget = PageBudget(1, 300)
     reader = PageReader(allowed(base), PageCache(tmp_path), budget)

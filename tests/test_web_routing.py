@@ -38,6 +38,7 @@ async def web_hub(base: str, tmp_path: Path) -> AsyncIterator[ToolHub]:
         yield opened
 
 
+@pytest.mark.slow
 async def test_a_question_beyond_the_documents_is_answered_from_a_fetched_page(
     team: Team, web_hub: ToolHub, base: str
 ) -> None:
@@ -72,6 +73,7 @@ async def test_a_question_beyond_the_documents_is_answered_from_a_fetched_page(
     assert "Ilsabet Marrow" in writer_prompt
 
 
+@pytest.mark.slow
 async def test_a_question_about_the_present_without_web_search_says_so(team: Team) -> None:
     """The bundled servers only: nothing here knows the present."""
     question = "What is the latest release of the Kestrel build tool?"

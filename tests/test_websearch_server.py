@@ -29,6 +29,7 @@ def websearch(config: WebSearchConfig) -> dict[str, dict]:
     return {"websearch": bundled_connections(config)["websearch"]}
 
 
+@pytest.mark.slow
 async def test_search_reads_the_top_pages_and_fetch_guards_addresses(base: str, tmp_path: Path) -> None:
     config = WebSearchConfig(searxng_url=base, allow_hosts=[base.removeprefix("http://")], cache_dir=tmp_path)
     async with ToolHub.open(websearch(config)) as hub:
@@ -56,6 +57,7 @@ async def test_search_reads_the_top_pages_and_fetch_guards_addresses(base: str, 
             assert not refused.ok and reason in (refused.error or "") and "refused" in (refused.error or "")
 
 
+@pytest.mark.slow
 async def test_a_dead_provider_is_a_clear_tool_error(tmp_path: Path) -> None:
     config = WebSearchConfig(searxng_url="http://127.0.0.1:9", cache_dir=tmp_path, timeout_s=2)
     async with ToolHub.open(websearch(config)) as hub:
