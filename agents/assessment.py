@@ -114,6 +114,14 @@ class Reading(AssessmentReply):
 LEVELS: tuple[Complexity, ...] = ("simple", "moderate", "complex")
 
 
+def finished(rationale: str) -> str:
+    """The rationale as shown: one that decoding cut at its bound ends with an ellipsis."""
+    text = " ".join(rationale.split())
+    if len(text) >= RATIONALE_CHARS - 1 and not text.endswith((".", "!", "?", "…")):
+        return text.rstrip(" ,;:") + "…"
+    return text
+
+
 def calibrate(reply: AssessmentReply, query: str) -> Reading:
     """Raise the model's complexity where the query's form or the model's own facts demand more.
 
@@ -123,7 +131,7 @@ def calibrate(reply: AssessmentReply, query: str) -> Reading:
     """
     facts = [fact.strip() for fact in reply.facts_to_find if fact.strip()]
     assessment = Reading(
-        **reply.model_dump(),
+        **(reply.model_dump() | {"rationale": finished(reply.rationale)}),
         intent="; ".join(facts),
         needs_decomposition=reply.complexity == "complex",
     )

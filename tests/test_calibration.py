@@ -103,3 +103,12 @@ def test_the_master_writes_only_bounded_fields_and_its_intent_is_the_facts_it_li
 def test_a_long_rationale_from_an_unconstrained_endpoint_is_still_read() -> None:
     long = AssessmentReply(rationale="x" * (3 * RATIONALE_CHARS), complexity="simple")
     assert len(long.rationale) == 3 * RATIONALE_CHARS, "the bound is for decoding, not for validation"
+
+
+def test_a_rationale_cut_at_its_bound_is_shown_cut() -> None:
+    cut = "The Book of Healing is a well-known text. " + "x" * (RATIONALE_CHARS - 46) + " the Arabic"
+    shown = calibrate(
+        reply("simple", []).model_copy(update={"rationale": cut[:RATIONALE_CHARS]}), "q"
+    ).rationale
+    assert shown.endswith("…") and len(shown) <= RATIONALE_CHARS + 1
+    assert calibrate(reply("simple", []), "q").rationale == "r", "a short one is shown as written"
