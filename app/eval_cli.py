@@ -180,8 +180,8 @@ def cmd_cqed(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Re-render a run's report (and plots) from its per-question records (a QA or a CQED run)."""
-    from evals.cqed import RECORDS as CQED_RECORDS
     from evals.cqed_report import write_report as write_cqed_report
+    from evals.cqed_summary import RECORDS as CQED_RECORDS
     from evals.report import write_report
     from evals.run_records import RECORDS
 

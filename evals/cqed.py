@@ -36,6 +36,8 @@ from langsmith import tracing_context
 
 from evals.cqed_judge import MAX_ANSWER_CHARS, CqedJudge
 from evals.cqed_parse import CRITERIA
+from evals.cqed_report import write_report
+from evals.cqed_summary import RECORDS, SYSTEMS
 from evals.judge import shown_answer
 from evals.qa_context import QAContext
 from evals.qa_data import load_questions
@@ -45,8 +47,6 @@ from evals.run_records import load_records
 
 log = logging.getLogger(__name__)
 
-SYSTEMS = ("aisearch", "rag", "closed_book")
-RECORDS = "cqed.jsonl"
 RESUME_KEYS = ("data", "seed", "judge_model", "judge_base_url", "index")
 
 
@@ -129,7 +129,6 @@ async def run_cqed(
     """
     from tqdm import tqdm
 
-    from evals.cqed_report import write_report
     from evals.cqed_summary import summarise_cqed
 
     run_dir = Path(options.run_dir or default_run_dir(options))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.cqed_parse import CRITERIA
-from evals.cqed_summary import SYSTEMS, summarise_cqed
+from evals.cqed_summary import RECORDS, SYSTEMS, summarise_cqed
 from evals.report_cells import config_lines, interval, num, table
 from evals.run_records import load_records
 
@@ -108,8 +108,6 @@ def write_report(run_dir: str | Path, summary: Mapping[str, Any] | None = None) 
     """
     run_dir = Path(run_dir)
     if summary is None:
-        from evals.cqed import RECORDS
-
         config_path = run_dir / "config.json"
         config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
         summary = summarise_cqed(load_records(run_dir / RECORDS), config)

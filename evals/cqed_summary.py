@@ -36,6 +36,7 @@ from evals.stats import (
 )
 
 SYSTEMS = ("aisearch", "rag", "closed_book")
+RECORDS = "cqed.jsonl"  # a run's per-query records, in its run directory
 SYSTEM, BASELINE = "aisearch", "rag"
 
 
