@@ -5,34 +5,14 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from app.commands import Handler, command_group, echo, guarded
-from tools.catalog.load import CatalogError
-from tools.index.errors import IndexUserError
-
-if TYPE_CHECKING:
-    from models.config import Role
-
-DECOMPOSER_ROLE: Role = "planner"  # the role whose model decomposes queries and writes synthetic queries
-
-
-def _guard(handler: Handler) -> Handler:
-    return guarded(handler, (CatalogError, IndexUserError, FileNotFoundError, ValueError), code=1)
-
-
-def _catalog(args: argparse.Namespace) -> Any:
-    """The catalogue the arguments name: the bundled servers, ``--catalog`` files, the user's ``mcp.json``."""
-    from core.settings import load_settings
-    from tools.catalog.load import load_catalog
-
-    files = [Path(p).expanduser() for p in args.catalog or []]
-    mcp_config = None if args.no_bundled else load_settings().mcp_config
-    return asyncio.run(load_catalog(files, mcp_config=mcp_config, bundled=not args.no_bundled))
+from app.catalog_args import add_catalog_args, decomposer_chat, guard_catalog, open_catalog
+from app.commands import command_group, echo
+from app.tools_resilience_cli import register_resilience
 
 
 def _collection(args: argparse.Namespace) -> str:
@@ -40,26 +20,6 @@ def _collection(args: argparse.Namespace) -> str:
     from tools.catalog.paths import collection_name
 
     return collection_name(args.catalog or [], bundled=not args.no_bundled)
-
-
-def _chat(temperature: float, max_tokens: int, response_format: dict[str, Any] | None = None) -> Any:
-    """The configured model of :data:`DECOMPOSER_ROLE` as a plain chat function; ``response_format``
-    is sent only to a role that takes JSON schemas (the local server, or ``json_schema = true``)."""
-    from models.config import load_model_settings
-    from models.factory import openai_chat, resolve_base_url
-
-    settings = load_model_settings()
-    role = settings.role(DECOMPOSER_ROLE)
-    base_url = resolve_base_url(DECOMPOSER_ROLE, settings)
-    return openai_chat(
-        base_url,
-        role.model,
-        role.api_key or "not-needed",
-        role.timeout_s,
-        max_tokens,
-        temperature=temperature,
-        response_format=response_format if role.constrain_json else None,
-    )
 
 
 def _open_index(catalog: Any, collection: str, quiet: bool = False) -> Any:
@@ -81,7 +41,7 @@ def _open_index(catalog: Any, collection: str, quiet: bool = False) -> Any:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """List the catalogue's servers."""
-    catalog = _catalog(args)
+    catalog = open_catalog(args)
     rows = [
         {
             "server": s.id,
@@ -105,7 +65,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Show one server: its description, how it starts and its tools."""
-    catalog = _catalog(args)
+    catalog = open_catalog(args)
     server = catalog.servers.get(args.name)
     if server is None:
         raise ValueError(f"no server {args.name!r} in the catalogue (see `aisearch tools list`)")
@@ -122,7 +82,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Build the catalogue's index, or report that it is up to date."""
-    catalog = _catalog(args)
+    catalog = open_catalog(args)
     started = time.perf_counter()
     index = _open_index(catalog, _collection(args))
     seconds = time.perf_counter() - started
@@ -138,8 +98,8 @@ def cmd_augment(args: argparse.Namespace) -> int:
     from core.settings import load_settings
     from tools.catalog.augment import TEMPERATURE, augment, queries_format
 
-    catalog = _catalog(args)
-    chat = _chat(
+    catalog = open_catalog(args)
+    chat = decomposer_chat(
         args.temperature or TEMPERATURE, max_tokens=60 * args.n, response_format=queries_format(args.n)
     )
     with Progress() as progress:
@@ -166,8 +126,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     from core.settings import load_settings
     from tools.catalog.retrieve import RetrievalOptions, ToolRetriever, record_kinds
 
-    index = _open_index(_catalog(args), _collection(args), quiet=args.json)
-    chat = _chat(0.0, 256) if args.decompose == "llm" else None
+    index = _open_index(open_catalog(args), _collection(args), quiet=args.json)
+    chat = decomposer_chat(0.0, 256) if args.decompose == "llm" else None
     kinds = record_kinds(args.synthetic_queries or load_settings().tool_synthetic_queries)
     result = ToolRetriever(index).search(
         args.query, RetrievalOptions(k=args.k, decompose=args.decompose, kinds=kinds), chat=chat
@@ -196,10 +156,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from tools.catalog.retrieve import RetrievalOptions, ToolRetriever
 
     args.no_bundled = True  # the labels name the catalogue's servers only
-    catalog = _catalog(args)
+    catalog = open_catalog(args)
     retriever = ToolRetriever(_open_index(catalog, _collection(args), quiet=args.json))
     tasks = load_tasks(Path(args.tasks).expanduser(), catalog.owners())
-    chat = _chat(0.0, 256) if args.decompose == "llm" else None
+    chat = decomposer_chat(0.0, 256) if args.decompose == "llm" else None
     base = RetrievalOptions(k=max(args.k, 5), decompose=args.decompose, n_tools=10)
     names = list(VARIANTS) if args.ablations else [args.variant]
     if not any(entry.kind == "query" for entry in retriever.entries):  # no `aisearch tools augment` yet
@@ -220,41 +180,31 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _catalog_args(parser: argparse.ArgumentParser, *, bundled: bool = True) -> None:
-    help_text = "a catalogue or mcpServers JSON file (repeatable)"
-    parser.add_argument("--catalog", action="append", required=not bundled, help=help_text)
-    if bundled:
-        parser.add_argument(
-            "--no-bundled", action="store_true", help="leave out the bundled servers and mcp.json"
-        )
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``aisearch tools …`` and ``aisearch eval tool-retrieval``."""
-    from app.tools_resilience_cli import register_resilience
     from tools.catalog.decompose import MODES
 
     group = command_group(subparsers, "tools", "the MCP catalogue and its index", "tools_command")
     listing = group.add_parser("list", help="the catalogue's servers")
-    _catalog_args(listing)
+    add_catalog_args(listing)
     listing.add_argument("--json", action="store_true")
-    listing.set_defaults(func=_guard(cmd_list))
+    listing.set_defaults(func=guard_catalog(cmd_list))
     show = group.add_parser("show", help="one server and its tools")
     show.add_argument("name")
-    _catalog_args(show)
-    show.set_defaults(func=_guard(cmd_show))
+    add_catalog_args(show)
+    show.set_defaults(func=guard_catalog(cmd_show))
     index = group.add_parser("index", help="build the catalogue's index (a no-op when nothing changed)")
-    _catalog_args(index)
-    index.set_defaults(func=_guard(cmd_index))
+    add_catalog_args(index)
+    index.set_defaults(func=guard_catalog(cmd_index))
     aug = group.add_parser("augment", help="synthetic queries per server from the configured LLM (cached)")
-    _catalog_args(aug)
+    add_catalog_args(aug)
     aug.add_argument("--n", type=int, default=20, help="queries per server (default 20)")
     aug.add_argument("--temperature", type=float, help="sampling temperature (default 1.2)")
     aug.add_argument("--force", action="store_true", help="regenerate cached queries")
-    aug.set_defaults(func=_guard(cmd_augment))
+    aug.set_defaults(func=guard_catalog(cmd_augment))
     search = group.add_parser("search", help="the top servers and tools for a query")
     search.add_argument("query")
-    _catalog_args(search)
+    add_catalog_args(search)
     search.add_argument("--k", type=int, default=5)
     search.add_argument("--decompose", choices=MODES, default="rules")
     search.add_argument(
@@ -263,7 +213,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="retrieve over the cached synthetic queries too (default: the tool_synthetic_queries setting)",
     )
     search.add_argument("--json", action="store_true")
-    search.set_defaults(func=_guard(cmd_search))
+    search.set_defaults(func=guard_catalog(cmd_search))
     register_resilience(group)
 
     evals = command_group(subparsers, "eval", "evaluations", "eval_command")
@@ -273,7 +223,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Index a catalogue (or reuse its index), retrieve for every task's Question and score "
         "the servers and tools of its annotated tool names.",
     )
-    _catalog_args(tool_eval, bundled=False)
+    add_catalog_args(tool_eval, bundled=False)
     tool_eval.add_argument(
         "--tasks", required=True, help="annotated tasks JSON (Question, Annotator Metadata.Tools)"
     )
@@ -282,4 +232,4 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tool_eval.add_argument("--variant", default="full", help="one ablation (see evals/tool_retrieval.py)")
     tool_eval.add_argument("--ablations", action="store_true", help="every variant, as a table")
     tool_eval.add_argument("--json", action="store_true", help="print JSON")
-    tool_eval.set_defaults(func=_guard(cmd_eval))
+    tool_eval.set_defaults(func=guard_catalog(cmd_eval))

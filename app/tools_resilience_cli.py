@@ -2,7 +2,8 @@
 
 ``toolkits`` groups equivalent tools (``tools/toolkits.py``), ``graph`` exports the tool dependency
 graph with its learned weights (``tools/tool_graph.py``), ``refine`` runs DRAFT on a server's tools
-(``tools/draft.py``). Registered into the ``tools`` group by ``app/tools_cli.py``.
+(``tools/draft.py``). Registered into the ``tools`` group by ``app/tools_cli.py``; what both share is in
+``app/catalog_args.py``.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import asyncio
 import json
 from pathlib import Path
 
+from app.catalog_args import add_catalog_args, decomposer_chat, guard_catalog, open_catalog
 from app.commands import echo
-from app.tools_cli import _catalog, _catalog_args, _chat, _guard
 
 
 def cmd_toolkits(args: argparse.Namespace) -> int:
@@ -23,8 +24,8 @@ def cmd_toolkits(args: argparse.Namespace) -> int:
     from tools.toolkits import load_toolkits
 
     settings = load_settings()
-    specs = [spec for server in _catalog(args).servers.values() for spec in tool_specs(server)]
-    chat = None if args.no_model else _chat(0.0, 64)
+    specs = [spec for server in open_catalog(args).servers.values() for spec in tool_specs(server)]
+    chat = None if args.no_model else decomposer_chat(0.0, 64)
     k = settings.toolkit_k if args.k is None else args.k
     seed = settings.toolkit_seed if args.seed is None else args.seed
     toolkits, computed = load_toolkits(specs, chat=chat, k=k, seed=seed)
@@ -48,7 +49,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from tools.catalog.run_catalog import tool_specs
     from tools.tool_graph import ToolHistory, build_graph, draw_graph, graph_json, history_path
 
-    specs = [spec for server in _catalog(args).servers.values() for spec in tool_specs(server)]
+    specs = [spec for server in open_catalog(args).servers.values() for spec in tool_specs(server)]
     graph = build_graph(specs, ToolHistory(history_path(load_settings().db_path)))
     out = Path(args.out).expanduser()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +99,7 @@ async def _refine(args: argparse.Namespace) -> int:
     if args.server not in connections:
         raise ValueError(f"no MCP server {args.server!r} (known: {', '.join(sorted(connections))})")
     limits = DraftLimits(phi=args.phi, tau=args.tau, max_rounds=args.rounds)
-    chat = _chat(0.3, 700)
+    chat = decomposer_chat(0.3, 700)
     async with ToolHub.open({args.server: connections[args.server]}) as hub:
         if args.server in hub.server_errors:
             raise ValueError(f"MCP server {args.server} did not start: {hub.server_errors[args.server]}")
@@ -122,7 +123,7 @@ def register_resilience(group: argparse._SubParsersAction[argparse.ArgumentParse
     toolkits = group.add_parser(
         "toolkits", help="groups of equivalent tools (k-means++ over model-written descriptions; cached)"
     )
-    _catalog_args(toolkits)
+    add_catalog_args(toolkits)
     toolkits.add_argument(
         "--k", type=int, help="number of toolkits (default: toolkit_k; 0 chooses by silhouette)"
     )
@@ -133,15 +134,15 @@ def register_resilience(group: argparse._SubParsersAction[argparse.ArgumentParse
         help="describe tools by their documents' first lines, no model call",
     )
     toolkits.add_argument("--json", action="store_true")
-    toolkits.set_defaults(func=_guard(cmd_toolkits))
+    toolkits.set_defaults(func=guard_catalog(cmd_toolkits))
     graph = group.add_parser(
         "graph", help="the tool dependency graph with learned weights, as JSON and a PNG"
     )
-    _catalog_args(graph)
+    add_catalog_args(graph)
     graph.add_argument(
         "--out", default="tool-graph", help="output path without suffix (default: ./tool-graph)"
     )
-    graph.set_defaults(func=_guard(cmd_graph))
+    graph.set_defaults(func=guard_catalog(cmd_graph))
     refine = group.add_parser(
         "refine",
         help="DRAFT: rewrite a server's tool documents from trials of the live tools (kept beside the originals)",
@@ -159,4 +160,4 @@ def register_resilience(group: argparse._SubParsersAction[argparse.ArgumentParse
     refine.add_argument(
         "--drop", action="store_true", help="delete the refined documents (back to the originals)"
     )
-    refine.set_defaults(func=_guard(cmd_refine))
+    refine.set_defaults(func=guard_catalog(cmd_refine))
