@@ -64,7 +64,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 def cmd_refine(args: argparse.Namespace) -> int:
     """DRAFT: refine the documents of one server's tools against the live tools (or review them)."""
-    from tools.draft import load_refinement, refined_path
+    from tools.refinements import load_refinement, refined_path
 
     if args.diff or args.drop:
         names = args.tool or [path.stem for path in refined_path("x").parent.glob(f"{args.server}.*.json")]
@@ -89,9 +89,10 @@ def cmd_refine(args: argparse.Namespace) -> int:
 
 async def _refine(args: argparse.Namespace) -> int:
     from core.settings import load_settings
-    from tools.draft import DraftLimits, original_spec, refine_tool, save_refinement
-    from tools.hub import ToolHub
+    from tools.draft import DraftLimits, refine_tool
+    from tools.hub import ToolHub, original_spec
     from tools.index.embedder import shared_embedder
+    from tools.refinements import save_refinement
     from tools.registry import load_connections
 
     settings = load_settings()

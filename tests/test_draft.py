@@ -10,16 +10,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from tools.draft import (
-    DraftLimits,
-    load_refinement,
-    original_spec,
-    refine_tool,
-    refined_spec,
-    save_refinement,
-)
-from tools.hub import ToolHub
+from tools.draft import DraftLimits, refine_tool
+from tools.hub import ToolHub, original_spec, refined_spec
 from tools.index.embedder import shared_embedder
+from tools.refinements import load_refinement, save_refinement
 from tools.registry import bundled_connections
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -65,7 +59,10 @@ async def test_refinement_rejects_repeated_trials_and_stops_when_versions_conver
 
     assert refinement.rejected == 1, "the repeated query was rejected by the diversity filter"
     assert any("too close to an earlier trial" in prompt for prompt in chat.prompts)
-    assert [trial["result"] for trial in refinement.trials] == ["395", "ERROR: Error executing tool calculate: division by zero"]
+    assert [trial["result"] for trial in refinement.trials] == [
+        "395",
+        "ERROR: Error executing tool calculate: division by zero",
+    ]
     assert refinement.trials[1]["ok"] is False  # the live tool's real error
     assert len(refinement.versions) == 2 and refinement.stop.startswith("converged")
     assert refinement.deltas[-1] > 0.75 >= refinement.deltas[0]

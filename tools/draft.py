@@ -14,19 +14,16 @@ The loop stops when Δ = (cosine + BLEU) / 2 between consecutive versions exceed
 the document stopped changing) or at ``max_rounds``. The result is stored beside the original
 (``<tools dir>/refined/<tool>.json``: the original, every version, the trials and the Δs); the
 hub shows the refined document instead of the original while the tool's original is unchanged
-(:func:`refined_spec`). The original is never overwritten; ``aisearch tools refine --diff`` shows
+(``tools/refinements.py``). The original is never overwritten; ``aisearch tools refine --diff`` shows
 what changed and ``--drop`` goes back to it.
 """
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
@@ -34,9 +31,9 @@ from pydantic import BaseModel, Field, ValidationError
 from models.factory import ChatFn
 from models.structured import StructuredOutputError, extract_json
 from prompts import render
-from tools.catalog.paths import default_tools_dir
 from tools.hub import ToolHub, ToolSpec
 from tools.index.embedder import TextEmbedder
+from tools.refinements import Refinement, description_hash
 
 log = logging.getLogger(__name__)
 MAX_DOC_CHARS = 3000
@@ -67,83 +64,6 @@ class Rewrite(BaseModel):
 
     document: str = Field(min_length=1)
     next_direction: str = ""
-
-
-@dataclass
-class Refinement:
-    """One tool's refinement: the original, each version, the trials and when it stopped."""
-
-    tool: str
-    original: str
-    original_hash: str
-    versions: list[str] = field(default_factory=list)
-    trials: list[dict[str, Any]] = field(default_factory=list)
-    deltas: list[float] = field(default_factory=list)
-    rejected: int = 0
-    stop: str = ""
-
-    @property
-    def refined(self) -> str:
-        """The last version (the original when no round finished)."""
-        return self.versions[-1] if self.versions else self.original
-
-    def diff(self) -> str:
-        """A unified diff from the original to the refined document."""
-        lines = difflib.unified_diff(
-            self.original.splitlines(), self.refined.splitlines(), "original", "refined", lineterm=""
-        )
-        return "\n".join(lines)
-
-
-def description_hash(text: str) -> str:
-    """The hash that ties a refinement to the original document it started from."""
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
-
-
-def refined_dir(root: Path | None = None) -> Path:
-    """Where refined documents are stored."""
-    return (root or default_tools_dir()) / "refined"
-
-
-def refined_path(tool: str, root: Path | None = None) -> Path:
-    """The file of ``tool``'s refinement."""
-    return refined_dir(root) / f"{tool}.json"
-
-
-def save_refinement(refinement: Refinement, root: Path | None = None) -> Path:
-    """Store ``refinement`` (the original inside it); returns its path."""
-    path = refined_path(refinement.tool, root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(asdict(refinement), indent=2, ensure_ascii=False))
-    return path
-
-
-def load_refinement(tool: str, root: Path | None = None) -> Refinement | None:
-    """The stored refinement of ``tool``, or None."""
-    path = refined_path(tool, root)
-    if not path.exists():
-        return None
-    try:
-        return Refinement(**json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError) as exc:
-        log.warning("ignoring the unreadable refinement %s: %s", path, exc)
-        return None
-
-
-def refined_spec(spec: ToolSpec, root: Path | None = None) -> ToolSpec:
-    """``spec`` with its refined document when one was made from its current original."""
-    refinement = load_refinement(spec.name, root)
-    if refinement is None or refinement.original_hash != description_hash(spec.description):
-        return spec
-    return replace(spec, description=refinement.refined)
-
-
-def original_spec(spec: ToolSpec, root: Path | None = None) -> ToolSpec:
-    """``spec`` with its original document when the hub shows a refined one."""
-    refinement = load_refinement(spec.name, root)
-    if refinement is None or refinement.refined != spec.description:
-        return spec
-    return replace(spec, description=refinement.original)
 
 
 def delta(embedder: TextEmbedder, previous: str, current: str) -> float:

@@ -22,7 +22,8 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import (
     Any,
     NotRequired,  # pydantic reads the state's records on 3.11 too
@@ -31,6 +32,7 @@ from typing import (
 from langchain_core.messages import ToolMessage
 from typing_extensions import TypedDict
 
+from tools.refinements import original_document, refined_document
 from tools.schema import normalise_schema, type_label
 from tools.session import ServerLimits, ServerSession, ServerUnavailable, exception_text
 
@@ -67,6 +69,19 @@ class ToolSpec:
         props = self.parameters.get("properties", {})
         args = {key: type_label(value) for key, value in props.items()}
         return {"name": self.name, "description": self.description.split("\n")[0], "args": args}
+
+
+def refined_spec(spec: ToolSpec, root: Path | None = None) -> ToolSpec:
+    """``spec`` with the document DRAFT refined from its current one, when there is one
+    (``tools/refinements.py``; ``root``: the tools directory, default the user's)."""
+    document = refined_document(spec.name, spec.description, root)
+    return spec if document == spec.description else replace(spec, description=document)
+
+
+def original_spec(spec: ToolSpec, root: Path | None = None) -> ToolSpec:
+    """``spec`` with its original document when the hub shows a refined one."""
+    document = original_document(spec.name, spec.description, root)
+    return spec if document == spec.description else replace(spec, description=document)
 
 
 def query_argument(spec: ToolSpec) -> str | None:
@@ -310,10 +325,3 @@ def cacheable(annotations: Mapping[str, Any] | None) -> bool:
     if not annotations:
         return False
     return annotations.get("readOnlyHint") is True and annotations.get("openWorldHint") is False
-
-
-def refined_spec(spec: ToolSpec) -> ToolSpec:
-    """``spec`` with the document DRAFT refined from its current one, when there is one."""
-    from tools.draft import refined_spec as with_refined_document
-
-    return with_refined_document(spec)
