@@ -29,7 +29,7 @@ from agents.citations import check_citations
 from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.evidence import newest_first
 from agents.facets import answer_choices, is_yes_no_question
-from agents.focus import focus_passages
+from agents.focus import focus_passages, terms
 from agents.recall import remember
 from agents.short_answer import explanation_of, short_of
 from agents.web_route import asks_about_now
@@ -139,6 +139,7 @@ class Reading:
     full: bool = False  # an open question: a one-sentence summary, then the answer in full
     settled: str | None = None  # the answer a comparison read entity by entity settled
     source_chars: int = 0  # the sources cut to this many characters of what matters (0: whole)
+    steps: tuple[tuple[str, str], ...] = ()  # a broken chain's answered hops: (question, answer)
 
 
 async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> tuple[str, str, str | None]:
@@ -166,6 +167,14 @@ async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> t
         first_tokens = SUMMARY_TOKENS if reading.full else SHORT_TOKENS
         first = await model.bind(max_tokens=first_tokens, temperature=0).ainvoke([system, question])
         first_text = decode_entities(strip_thinking(message_text(first)))
+    step = step_answered(short_of(first_text), reading.steps)
+    if step is not None:  # the answer to a step on the way, not to the question: asked once more
+        log.info("the Writer answered with step %r's answer %r: asked again", *step)
+        again = HumanMessage(content=render("writer_not_a_step", step=step[0], answer=step[1]))
+        reply = await model.bind(max_tokens=SHORT_TOKENS, temperature=0).ainvoke(
+            [system, question, AIMessage(content=first_text), again]
+        )
+        first_text = decode_entities(strip_thinking(message_text(reply)))
     short = short_of(first_text)
     explain = ("writer_explain_direct" if reading.direct else "writer_explain") + (
         "_long" if reading.full else ""
@@ -179,6 +188,16 @@ async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> t
         log.warning("the Writer's explanation failed (%s); answering with the short answer", problem)
         return short, short, problem
     return short, explanation_of(decode_entities(strip_thinking(message_text(second)))), None
+
+
+def step_answered(short: str, steps: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """The (question, answer) of the chain step whose answer ``short`` repeats, if any.
+
+    In a chain each step's answer is what the next step asks about ("Who wrote The Story?" →
+    Brandi Carlile → "Who is the performer of …"), so it is not what the whole question asks.
+    """
+    said = terms(short)
+    return next((step for step in steps if said and terms(step[1]) == said), None)
 
 
 def _prompt(
@@ -289,8 +308,13 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
         short, text, problem = verdict.answer, reasons, None
     else:
         cut = 0 if full else run.settings.writer_source_chars  # an open question reads its sources whole
+        steps = tuple((hop["query"], hop["answer"]) for hop in hops if hop["status"] == "answered")
         reading = Reading(
-            direct=direct, full=full, settled=verdict.answer if verdict else None, source_chars=cut
+            direct=direct,
+            full=full,
+            settled=verdict.answer if verdict else None,
+            source_chars=cut,
+            steps=() if full else steps,
         )
         short, text, problem = await _read(model, state, sources, missing, reading)
     if problem:

@@ -328,3 +328,22 @@ async def test_a_hop_answer_still_not_in_its_passages_breaks_the_chain(
 
     assert path[3:] == ["hop", "writer"], "hop 1 unanswered: the chain stops"
     assert state["hops"][0]["status"] == "unanswered" and state["hops"][0]["answer"] == ""
+
+
+NOT_A_STEP = "found on the way, not the answer to the question"
+
+
+@pytest.mark.slow
+async def test_a_broken_chains_answer_that_repeats_a_steps_answer_is_asked_for_again(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["master"].on(DECOMPOSE, SPLIT)
+    team["writer"].on(NOT_A_STEP, "Stirlingshire").on(WRITER, "Miriam Calloway")
+    team["writer"].on(HOP_READ, hop_reader({"Who built the Harrow Point Lighthouse": "Miriam Calloway"}))
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert path[3:] == ["hop", "hop", "writer"], "hop 2 unanswered: the chain broke"
+    assert state["answer"]["short"] == "Stirlingshire"
+    asked = [call.prompt for call in team["writer"].calls if NOT_A_STEP in call.prompt]
+    assert 'Miriam Calloway is what the step "Who built the Harrow Point Lighthouse?" found' in asked[0]
