@@ -133,6 +133,14 @@ def cheap_reading(decision: CheapRoute, query: str, probe: Probe | None) -> Read
     )
 
 
+def searches_enough(probe: Probe | None, query: str, settings: Settings) -> bool:
+    """Whether the LLM-read ``query`` needs no tool beyond searching documents that are on its topic
+    (the probe at ``document_probe_floor``): a complex one then goes to the Executor's search
+    strategies rather than the Planner (:func:`agents.assessment.route_for`)."""
+    on_topic = probe is not None and probe.similarity >= settings.document_probe_floor
+    return on_topic and not needs_tools(query)
+
+
 def err_towards_evidence(reading: Reading, probe: Probe | None, settings: Settings) -> Reading:
     """A question the Master would answer from memory is searched when the documents cover it
     (``document_probe_similarity``) or, for a factual question, when the probe found anything on
@@ -188,8 +196,7 @@ async def _read_query(
         probe = await probe_documents(run, query) if threshold < 1 else None
         reading = await llm_reading(run, state, query, today, may_ask=may_ask, probe=probe)
         reading = await ground_in_documents(run, reading, query, probe)
-        covered = reading.probe is not None and reading.probe.similarity >= threshold
-        reading.search_only = covered and not needs_tools(reading.resolved_query)
+        reading.search_only = searches_enough(reading.probe, reading.resolved_query, run.settings)
         return err_towards_evidence(reading, reading.probe, run.settings)
     probe = await probe_documents(run, query) if threshold < 1 else None
     covered = probe is not None and probe.similarity >= threshold
@@ -212,7 +219,7 @@ async def _read_query(
         probe = await probe_documents(run, reading.resolved_query)
         covered = probe is not None and probe.similarity >= threshold
     reading.probe = probe
-    reading.search_only = covered and not needs_tools(reading.resolved_query)
+    reading.search_only = searches_enough(probe, reading.resolved_query, run.settings)
     return err_towards_evidence(reading, probe, run.settings)
 
 

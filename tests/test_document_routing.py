@@ -107,6 +107,25 @@ def test_an_open_question_is_searched_when_the_documents_cover_it_not_merely_tou
     assert routed(settings.document_probe_floor) is None, "only on topic: an open question may use memory"
 
 
+def test_a_complex_question_on_the_documents_topic_is_searched_by_the_executor_not_planned() -> None:
+    from agents.assessment import Probe, Reading, route_for
+    from agents.master import searches_enough
+
+    question = "Who is the spouse of the actor that plays Vision in Avengers: Age of Ultron?"
+    settings = make_settings()
+
+    def routed(similarity: float, query: str = question) -> str:
+        reading = Reading(complexity="complex", strategy="parallel", resolved_query=query)
+        probe = Probe(tool="docsearch.search", similarity=similarity, title="Paul Bettany")
+        reading.search_only = searches_enough(probe, query, settings)
+        return route_for(reading)
+
+    between = (settings.document_probe_floor + settings.document_probe_similarity) / 2
+    assert routed(between) == "executor", "on topic though not covered: the search strategies"
+    assert routed(settings.document_probe_floor / 2) == "planner", "off topic: the Planner"
+    assert routed(between, "What is 17 * 23 plus the number of films Paul Bettany made?") == "planner"
+
+
 @pytest.mark.slow
 async def test_a_question_sent_to_the_documents_searches_them_first_whatever_the_tool_match(
     team: Team, docs_hub: ToolHub
