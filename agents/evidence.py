@@ -54,8 +54,9 @@ def newest_first(items: list[Evidence]) -> list[Evidence]:
     For a question about the present the newest page is the one to read first: a small reader
     takes the first figure it meets.
     """
-    dated_items = [item for item in items if ISO_DAY.match(item.get("published", ""))]
-    undated = [item for item in items if item not in dated_items]
+    days = [item.get("published", "") for item in items]
+    dated_items = [item for item, day in zip(items, days, strict=True) if ISO_DAY.match(day)]
+    undated = [item for item, day in zip(items, days, strict=True) if not ISO_DAY.match(day)]
     return sorted(dated_items, key=lambda item: item.get("published", ""), reverse=True) + undated
 
 

@@ -217,7 +217,6 @@ async def _read_query(
     reading = await llm_reading(run, state, query, today, may_ask=may_ask, probe=probe)
     if threshold < 1 and reading.resolved_query != query:  # a follow-up: probe what it means
         probe = await probe_documents(run, reading.resolved_query)
-        covered = probe is not None and probe.similarity >= threshold
     reading.probe = probe
     reading.search_only = searches_enough(probe, reading.resolved_query, run.settings)
     return err_towards_evidence(reading, probe, run.settings)

@@ -219,7 +219,7 @@ def _prompt(
     ]
     if failures:
         gaps += "Problems: " + "; ".join(failures) + "\n"
-    resolved = resolved_query(state) or query
+    resolved = resolved_query(state)
     hop_queries = [record["query"] for record in state.get("hops") or [] if record["query"]]
     question = query if resolved == query else f"{query} (meaning: {resolved})"
     options = answer_choices(resolved)
