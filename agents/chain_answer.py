@@ -99,10 +99,12 @@ def findings(hops: list[HopRecord]) -> str:
 
 def chain_record(hops: list[HopRecord], state: SearchState) -> list[ChainStep]:
     """The chain as the answer records it: each hop's question as searched, its answer and status,
-    and the titles of the passages it read (what a trace needs to say where a chain broke)."""
+    the titles of the passages it read and the answers it gave up (what a trace needs to say where
+    a chain broke or turned back)."""
     evidence = state.get("evidence", {})
-    return [
-        ChainStep(
+    steps = []
+    for record in hops:
+        step = ChainStep(
             question=record["query"] or record["step"],
             answer=record["answer"],
             status=record["status"],
@@ -112,5 +114,7 @@ def chain_record(hops: list[HopRecord], state: SearchState) -> list[ChainStep]:
                 if eid in evidence
             ],
         )
-        for record in hops
-    ]
+        if record.get("rejected"):
+            step["rejected"] = record["rejected"]
+        steps.append(step)
+    return steps
