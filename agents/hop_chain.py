@@ -7,8 +7,9 @@ searches its question with the earlier answers written in (``#1`` → "Mountrail
 reads the passages it found and answers in a few words (``agents/hop_read.py``); the last hop's
 answer is the answer, and every hop is a cited reason (``agents/chain_answer.py``). A hop whose
 passages do not say sends the chain back one hop, once: the hop before it is asked for another
-answer its passages give, and a new one is followed instead (:func:`backtrack`). Otherwise the
-chain stops: the question itself is then searched too (a broken chain never leaves the Writer
+answer its passages give, and a new one is followed instead (:func:`backtrack`); when it is the
+first hop of the model's split, the chain starts again from the phrase the model marks in the
+question (:func:`split_again`). Otherwise the chain stops: the question itself is then searched too (a broken chain never leaves the Writer
 with less than a single search of the question would give it), and the Writer reads everything
 found, with the findings.
 
@@ -237,6 +238,23 @@ async def backtrack(
     return reopened
 
 
+async def split_again(run: Run, state: SearchState, hops: list[HopRecord]) -> list[HopRecord] | None:
+    """A new chain from the phrase the model marks in the question, when the first hop of the
+    model's own split found nothing; None when the chain came from marking already or marking
+    gives the same first hop. The 1.5B's splits go wrong in ways marking does not ("Who was
+    honored with the award Dhondo Keshav Karve received?" where the bracketed phrase asks for the
+    award first)."""
+    if any(record.get("remark") for record in hops):
+        return None
+    again = await marked_chain(run, resolved_query(state))
+    if not again or again[0]["step"] == hops[0]["step"]:
+        return None
+    log.info(
+        "hop 1 of the split found nothing: the chain from the marked phrase %s", [h["step"] for h in again]
+    )
+    return again
+
+
 async def split_question(
     state: SearchState, runtime: Runtime[RunContext]
 ) -> Command[Literal["hop", "serial_search"]]:
@@ -300,7 +318,7 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
     }
     log.info("hop %d/%d %r -> %r", index + 1, len(hops), query, answer)
     if status == "unanswered":
-        reopened = await backtrack(run, state, hops, index)
+        reopened = await (split_again(run, state, hops) if index == 0 else backtrack(run, state, hops, index))
         if reopened is not None:
             return Command(goto="hop", update=update | {"hops": reopened, "waves": state.get("waves", 0) + 1})
     done = status == "unanswered" or index == len(hops) - 1

@@ -396,3 +396,22 @@ async def test_a_chain_goes_back_once_per_hop_then_stops(team: Team, hotpot_hub:
     assert [h["status"] for h in state["hops"]][:2] == ["answered", "unanswered"]
     assert state["hops"][0]["answer"] == "the northern cape" and state["hops"][0]["rejected"] == ["Vell Island"]
     assert sum(DEAD_END in call.prompt for call in team["writer"].calls) == 1
+
+
+@pytest.mark.slow
+async def test_a_split_whose_first_hop_finds_nothing_starts_again_from_the_marked_phrase(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["master"].on(DECOMPOSE, SPLIT).on(MARK, marker(MARKED))
+    team["writer"].on(HOP_READ, hop_reader(MARKED_ANSWERS))  # nothing for the split's first hop
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert path[2:] == ["split_question", "hop", "hop", "hop", "hop", "writer"]
+    assert searched(state) == [
+        "Who built the Harrow Point Lighthouse?",
+        "Who or what is the engineer who built the Harrow Point Lighthouse?",
+        "Who or what is the birthplace of Miriam Calloway?",
+        "In which county is the village of Dunmore?",
+    ], "the split's first hop found nothing: the marked chain from the start"
+    assert state["answer"]["short"] == "Stirlingshire"
