@@ -77,7 +77,7 @@ class Settings(ModelSettings):
         Path("~/.local/share/aisearch/threads.sqlite").expanduser(),
         env="AISEARCH_DB",
         key="paths.db",
-        shown="~/.local/share/aisearch/threads.sqlite",
+        shown="`~/.local/share/aisearch/threads.sqlite`",
         doc="the conversation threads: a SQLite file, or a `postgresql://` URL for Postgres (also `--db`)",
     )
     db_url: str | None = None  # set from paths.db when it is a postgresql:// URL
@@ -85,7 +85,7 @@ class Settings(ModelSettings):
         None,
         env="AISEARCH_MCP_CONFIG",
         key="paths.mcp_config",
-        shown="~/.config/aisearch/mcp.json when it exists",
+        shown="`~/.config/aisearch/mcp.json` when it exists",
         doc="your `{\"mcpServers\": …}` file (also `--mcp-config`); `aisearch tools add` writes there",
     )
     tool_catalogs: list[Path] = setting(

@@ -114,6 +114,6 @@ class EvalSettings(SettingsGroup):
     bfcl_wheel: Path | None = setting(
         None,
         env="AISEARCH_BFCL_WHEEL",
-        shown="downloaded",
+        shown="downloaded once",
         doc="a local copy of the pinned BFCL wheel (its sha256 is checked)",
     )

@@ -161,7 +161,7 @@ class ModelSettings(SettingsGroup):
         None,
         env=CONFIG_ENV,
         env_only=True,
-        shown="~/.config/aisearch/config.toml",
+        shown="`~/.config/aisearch/config.toml`",
         doc="the config file (`--config FILE` wins); an explicitly named file must exist",
     )
     roles: dict[Role, RoleSettings]

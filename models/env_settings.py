@@ -151,13 +151,13 @@ class Directories(SettingsGroup):
     cache_dir: Path = setting(
         Path("~/.cache/aisearch"),
         env="AISEARCH_CACHE_DIR",
-        shown="~/.cache/aisearch",
+        shown="`~/.cache/aisearch`",
         doc="the llama.cpp wheel cache, the assembled GGUF models and the servers' state",
     )
     distill_dir: Path | None = setting(
         None,
         env="AISEARCH_DISTILL_DIR",
-        shown="<cache_dir>/distill",
+        shown="`<cache_dir>/distill`",
         doc="the distillation's trajectories, training run and exported GGUF (an exported one becomes "
         "the executor's default model)",
     )

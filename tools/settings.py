@@ -25,13 +25,13 @@ class IndexSettings(SettingsGroup):
     dir: Path | None = setting(
         None,
         env="AISEARCH_INDEX_DIR",
-        shown="$XDG_DATA_HOME/aisearch/index (~/.local/share/aisearch/index)",
+        shown="`$XDG_DATA_HOME/aisearch/index` (`~/.local/share/aisearch/index`)",
         doc="the document index",
     )
     tools_dir: Path | None = setting(
         None,
         env="AISEARCH_TOOLS_DIR",
-        shown="$XDG_DATA_HOME/aisearch/tools",
+        shown="`$XDG_DATA_HOME/aisearch/tools`",
         doc="the tool index, its caches and the synthetic queries",
     )
     chroma_url: str | None = setting(

@@ -73,7 +73,7 @@ class WebSearchConfig(SettingsGroup):
     cache_dir: Path = setting(
         Path(DEFAULT_CACHE_DIR),
         env="AISEARCH_WEB_CACHE_DIR",
-        shown=DEFAULT_CACHE_DIR,
+        shown=f"`{DEFAULT_CACHE_DIR}`",
         doc="extracted pages, kept for a day",
     )
 
