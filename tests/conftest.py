@@ -16,7 +16,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from core.run import Run, RunContext
-from core.settings import Budgets, CacheSettings, Settings
+from core.settings import Settings
+from core.settings_groups import Budgets, CacheSettings
 from graph.builder import build_graph
 from models import local_server
 from models.config import ROLES, RoleSettings
