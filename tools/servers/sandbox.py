@@ -45,11 +45,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from models.env_settings import env_names
 from tools.servers import sandbox_cgroup
-from tools.settings import ServerSettings, server_settings
 
-NAMESPACES_ENV = env_names(ServerSettings, "sandbox_namespaces")[0]
+# This module runs on the standard library alone (as ``nobody``, from a copy of its own files), so
+# it reads its one setting itself; tools/settings.py declares it (``sandbox_namespaces``) and
+# load_settings rejects a malformed value before any sandbox starts.
+NAMESPACES_ENV = "AISEARCH_SANDBOX_NAMESPACES"
 FILE_MB = 64
 NPROC = 32
 _warned: set[str] = set()
@@ -121,7 +122,7 @@ def _child_env(workdir: str) -> dict[str, str]:
 
 def namespaces_enabled() -> bool:
     """Whether the sandbox asks for Linux namespaces (``AISEARCH_SANDBOX_NAMESPACES=0`` turns them off)."""
-    return server_settings().sandbox_namespaces
+    return os.environ.get(NAMESPACES_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _warn_missing(missing: tuple[str, ...]) -> None:
