@@ -99,12 +99,10 @@ def findings(hops: list[HopRecord]) -> str:
 
 def chain_record(hops: list[HopRecord], state: SearchState) -> list[ChainStep]:
     """The chain as the answer records it: each hop's question as searched, its answer and status,
-    the titles of the passages it read and the answers it gave up (what a trace needs to say where
-    a chain broke or turned back)."""
+    and the titles of the passages it read (what a trace needs to say where a chain broke)."""
     evidence = state.get("evidence", {})
-    steps = []
-    for record in hops:
-        step = ChainStep(
+    return [
+        ChainStep(
             question=record["query"] or record["step"],
             answer=record["answer"],
             status=record["status"],
@@ -114,7 +112,5 @@ def chain_record(hops: list[HopRecord], state: SearchState) -> list[ChainStep]:
                 if eid in evidence
             ],
         )
-        if record.get("rejected"):
-            step["rejected"] = record["rejected"]
-        steps.append(step)
-    return steps
+        for record in hops
+    ]

@@ -6,12 +6,11 @@ is?" into "1. Which county is Van Hook Township in?" and "2. What is the seat of
 searches its question with the earlier answers written in (``#1`` → "Mountrail County"),
 reads the passages it found and answers in a few words (``agents/hop_read.py``); the last hop's
 answer is the answer, and every hop is a cited reason (``agents/chain_answer.py``). A hop whose
-passages do not say sends the chain back one hop, once: the hop before it is asked for another
-answer its passages give, and a new one is followed instead (:func:`backtrack`); when it is the
-first hop of the model's split, the chain starts again from the phrase the model marks in the
-question (:func:`split_again`). Otherwise the chain stops: the question itself is then searched too (a broken chain never leaves the Writer
-with less than a single search of the question would give it), and the Writer reads everything
-found, with the findings.
+passages do not say stops the chain, unless it is the first hop of the model's split: the chain
+then starts again from the phrase the model marks in the question (:func:`split_again`). A
+stopped chain's question is searched whole too (a broken chain never leaves the Writer with less
+than a single search of the question would give it), and the Writer reads everything found, with
+the findings.
 
 A question the model keeps whole (one step) takes the serial strategy's other path (the
 documents the first passages name, ``agents/strategies.py``): title links stay one signal for
@@ -34,12 +33,12 @@ from langgraph.types import Command
 from agents.chain_answer import UNKNOWN, WHOLE_QUESTION
 from agents.focus import terms
 from agents.hop_mark import describes, find_phrase, mark, name_step, rest_step
-from agents.hop_read import read_hop, read_other_answer
+from agents.hop_read import read_hop
 from agents.planner import publish
 from agents.strategies import SearchTools, run_search, search_task, search_tools
 from core.plan import Plan, Task, current_plan
 from core.run import Run, RunContext, current_run
-from core.state import HopRecord, SearchState, resolved_query, task_evidence_ids, tool_calls_used
+from core.state import HopRecord, SearchState, resolved_query, tool_calls_used
 from models.errors import MODEL_ERRORS, describe_model_error
 from models.structured import decode_entities, message_text, strip_thinking
 from prompts import render
@@ -196,46 +195,11 @@ async def refine_hop(run: Run, hops: list[HopRecord], index: int, query: str) ->
 
 
 def free_id(name: str, tasks: list[Task]) -> str:
-    """``name``, or ``name`` numbered when a task has it already (a hop searched again after
-    backtracking)."""
+    """``name``, or ``name`` numbered when a task has it already (a first hop searched again by a
+    new chain)."""
     taken = {task.id for task in tasks}
     candidates = chain([name], (f"{name}r{n}" for n in count(2)))
     return next(candidate for candidate in candidates if candidate not in taken)
-
-
-async def backtrack(
-    run: Run, state: SearchState, hops: list[HopRecord], index: int
-) -> list[HopRecord] | None:
-    """``hops`` reopened at the hop before ``index``, which found nothing about that hop's answer:
-    the earlier hop answered again with another name its passages give, the hop at ``index``
-    pending again (each hop is answered again at most once); None when there is no other answer.
-
-    A chain breaks most often on a wrong turn one hop earlier: asked "Who played Barney on How I
-    Met Your Mother?", the 1.5B may pick the guest star a passage about the show names first, and
-    the next hop then searches a question nothing answers. This is the Master's re-planning on a
-    failed step at the scale of one hop (self-ask with backtracking).
-    """
-    if index == 0 or hops[index - 1].get("rejected") or hops[index - 1]["status"] != "answered":
-        return None
-    before = hops[index - 1]
-    evidence = state.get("evidence", {})
-    passages = [evidence[eid] for eid in task_evidence_ids(state, before["task_id"]) if eid in evidence]
-    try:
-        other = await read_other_answer(
-            run, before["query"], passages, before["answer"], hops[index]["query"], asked=(state["query"],)
-        )
-    except MODEL_ERRORS as exc:
-        log.warning("reading hop %d again failed (%s); the chain stops", index, describe_model_error(exc))
-        return None
-    if other == UNKNOWN:
-        return None
-    log.info(
-        "hop %d found nothing about %r: hop %d answered again %r", index + 1, before["answer"], index, other
-    )
-    reopened = list(hops)
-    reopened[index - 1] = before | {"answer": other, "rejected": [before["answer"]]}
-    reopened[index] = hops[index] | {"query": "", "answer": "", "task_id": "", "status": "pending"}
-    return reopened
 
 
 async def split_again(run: Run, state: SearchState, hops: list[HopRecord]) -> list[HopRecord] | None:
@@ -318,7 +282,7 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
     }
     log.info("hop %d/%d %r -> %r", index + 1, len(hops), query, answer)
     if status == "unanswered":
-        reopened = await (split_again(run, state, hops) if index == 0 else backtrack(run, state, hops, index))
+        reopened = await split_again(run, state, hops) if index == 0 else None
         if reopened is not None:
             return Command(goto="hop", update=update | {"hops": reopened, "waves": state.get("waves", 0) + 1})
     done = status == "unanswered" or index == len(hops) - 1

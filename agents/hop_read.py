@@ -4,9 +4,7 @@ The reader (the Writer's model) sees the hop's passages, each cut to the sentenc
 (``agents/focus.py``), and answers with a name, a place, a date or a number. An answer that does
 not stand is asked for again in a second turn of the same conversation (the server reuses the
 prefix): one whose words are not in the passages, to be copied from them; one that only repeats
-what the questions name, for the other name the passages give. When a later hop finds nothing
-about a hop's answer, that hop's reader is told its answer led nowhere and asked for another one
-its passages give (:func:`read_other_answer`): the chain's backtracking step.
+what the questions name, for the other name the passages give.
 """
 
 from __future__ import annotations
@@ -74,43 +72,6 @@ async def read_hop(run: Run, question: str, passages: list[Evidence], asked: tup
     turns += [AIMessage(content=message_text(reply)), HumanMessage(content=follow_up)]
     again = clean_reply(await model.ainvoke(turns))
     return again if reread(again, sources, questions) is None else UNKNOWN
-
-
-async def read_other_answer(
-    run: Run,
-    question: str,
-    passages: list[Evidence],
-    rejected: str,
-    dead_end: str,
-    asked: tuple[str, ...] = (),
-) -> str:
-    """Another answer to a hop's ``question`` than ``rejected``, whose next hop (``dead_end``, the
-    rejected answer written in) found nothing; ``UNKNOWN`` when the passages give no other that
-    stands (grounded, not named by the questions, not the rejected answer again).
-
-    Raises:
-        The model errors of the call (:data:`models.errors.MODEL_ERRORS`).
-    """
-    if not passages:
-        return UNKNOWN
-    sources = hop_sources(passages, question)
-    turns = [
-        *first_turns(sources, question),
-        AIMessage(content=rejected),
-        HumanMessage(content=render("hop_read_dead_end", answer=rejected, dead_end=dead_end)),
-    ]
-    model = run.model("writer").bind(max_tokens=ANSWER_TOKENS, temperature=0)
-    other = clean_reply(await model.ainvoke(turns))
-    if other == UNKNOWN or reread(other, sources, [question, *asked]) is not None:
-        return UNKNOWN
-    return UNKNOWN if same_name(other, rejected) else other
-
-
-def same_name(answer: str, other: str) -> bool:
-    """Whether two answers name the same thing as far as words tell: one's content words hold the
-    other's ("Neil Patrick Harris", "Harris"); "Lorenzo Costa the Younger" is not "… the Elder"."""
-    mine, theirs = terms(answer), terms(other)
-    return bool(mine and theirs) and (mine <= theirs or theirs <= mine)
 
 
 def reread(answer: str, sources: str, questions: list[str]) -> str | None:

@@ -206,7 +206,6 @@ class ChainStep(TypedDict):
     answer: str
     status: str
     titles: list[str]
-    rejected: NotRequired[list[str]]  # answers given first, given up when the next hop found nothing
 
 
 class CachedRecord(TypedDict):
@@ -263,7 +262,6 @@ class HopRecord(TypedDict):
     status: Literal["pending", "answered", "unanswered"]
     remark: NotRequired[bool]  # marked again for a describing phrase before it is searched
     context: NotRequired[str]  # searched beside the hop's question (the words its phrase lost)
-    rejected: NotRequired[list[str]]  # earlier answers a later hop found nothing about
 
 
 class InputState(TypedDict):

@@ -6,7 +6,13 @@ sys.path.insert(0, "/work/main")
 from core.settings import load_settings
 from evals.qa_context import open_context
 
-from agents.hop_read import hop_sources, restates, same_name
+from agents.focus import terms
+from agents.hop_read import hop_sources, restates
+
+
+def same_name(answer, other):
+    mine, theirs = terms(answer), terms(other)
+    return bool(mine and theirs) and (mine <= theirs or theirs <= mine)
 from agents.chain_answer import clean_hop_answer, grounded, UNKNOWN
 from langchain_core.messages import HumanMessage, SystemMessage, AIMessage
 from models.structured import message_text, strip_thinking, decode_entities
