@@ -32,7 +32,6 @@ from langgraph.types import Command, Overwrite
 
 from agents.answer_form import is_open_question
 from agents.assessment import Probe, Reading, llm_reading, route_for
-from agents.facets import comparison_facets
 from agents.recall import recall
 from agents.route_classifier import shared_classifier
 from agents.router import CheapRoute, Classifier, cheap_route, needs_tools
@@ -142,17 +141,6 @@ def searches_enough(probe: Probe | None, query: str, settings: Settings) -> bool
     return on_topic and not needs_tools(query)
 
 
-def chain_unless_comparison(reading: Reading) -> Reading:
-    """A complex question the documents answer (``search_only``) takes the serial strategy, whose
-    split decides whether it is a chain of hops, unless it compares entities it names (parallel
-    branches, one per entity). The model's own strategy label is not kept: the 1.5B put chain
-    questions ("the county of the city bordering the capital of the state that won …") on parallel
-    branches that search each description side by side, none of which can name the next."""
-    if reading.complexity == "complex" and reading.search_only:
-        reading.strategy = "parallel" if comparison_facets(reading.resolved_query) else "serial"
-    return reading
-
-
 def err_towards_evidence(reading: Reading, probe: Probe | None, settings: Settings) -> Reading:
     """A question the Master would answer from memory is searched when the documents cover it
     (``document_probe_similarity``) or, for a factual question, when the probe found anything on
@@ -209,7 +197,7 @@ async def _read_query(
         reading = await llm_reading(run, state, query, today, may_ask=may_ask, probe=probe)
         reading = await ground_in_documents(run, reading, query, probe)
         reading.search_only = searches_enough(reading.probe, reading.resolved_query, run.settings)
-        return err_towards_evidence(chain_unless_comparison(reading), reading.probe, run.settings)
+        return err_towards_evidence(reading, reading.probe, run.settings)
     probe = await probe_documents(run, query) if threshold < 1 else None
     covered = probe is not None and probe.similarity >= threshold
     decision = await asyncio.to_thread(
@@ -231,7 +219,7 @@ async def _read_query(
         probe = await probe_documents(run, reading.resolved_query)
     reading.probe = probe
     reading.search_only = searches_enough(probe, reading.resolved_query, run.settings)
-    return err_towards_evidence(chain_unless_comparison(reading), probe, run.settings)
+    return err_towards_evidence(reading, probe, run.settings)
 
 
 async def assess(

@@ -126,24 +126,6 @@ def test_a_complex_question_on_the_documents_topic_is_searched_by_the_executor_n
     assert routed(between, "What is 17 * 23 plus the number of films Paul Bettany made?") == "planner"
 
 
-def test_a_complex_search_question_is_split_into_hops_unless_it_compares_named_entities() -> None:
-    from agents.assessment import Reading
-    from agents.master import chain_unless_comparison
-
-    chain = "In which county is the city bordering the capital of the state that won the Battle of Sullivan's Island?"
-    comparison = "Who was born first, Miriam Calloway or Penelope Kent?"
-
-    def strategy(query: str, *, search_only: bool = True, complexity: str = "complex") -> str:
-        reading = Reading(complexity=complexity, strategy="parallel", resolved_query=query)
-        reading.search_only = search_only
-        return chain_unless_comparison(reading).strategy
-
-    assert strategy(chain) == "serial", "a chain: the serial strategy's split follows it hop by hop"
-    assert strategy(comparison) == "parallel", "two named entities: a branch each"
-    assert strategy(chain, search_only=False) == "parallel", "tools beyond search: the Planner's, untouched"
-    assert strategy(chain, complexity="moderate") == "parallel"
-
-
 @pytest.mark.slow
 async def test_a_question_sent_to_the_documents_searches_them_first_whatever_the_tool_match(
     team: Team, docs_hub: ToolHub
