@@ -281,8 +281,8 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
         "status": status,
     }
     log.info("hop %d/%d %r -> %r", index + 1, len(hops), query, answer)
-    if status == "unanswered":
-        reopened = await split_again(run, state, hops) if index == 0 else None
+    if status == "unanswered" and index == 0:
+        reopened = await split_again(run, state, hops)
         if reopened is not None:
             return Command(goto="hop", update=update | {"hops": reopened, "waves": state.get("waves", 0) + 1})
     done = status == "unanswered" or index == len(hops) - 1
