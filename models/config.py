@@ -43,6 +43,7 @@ from models.config_files import read_config_text, validation_line
 from models.distilled import DISTILLED_ALIAS, distilled_available
 
 Role = Literal["master", "planner", "executor", "writer"]
+ServerKind = Literal["llama-cpp-python", "llama-server"]
 ROLES: tuple[Role, ...] = ("master", "planner", "executor", "writer")
 LOCAL = "local"
 
@@ -84,13 +85,18 @@ class RoleSettings(BaseModel):
 class LocalServerSettings(BaseModel):
     """The embedded llama.cpp server (used by roles whose base_url is ``local``).
 
-        ``chat_format``: llama-cpp-python chat handler (``chatml-function-calling`` gives OpenAI
-        ``tool_calls`` and JSON-schema ``response_format``). ``keep_running``: leave a server that a
-        one-shot command started running for reuse, until it has had no request for ``idle_minutes``
-    (it then exits and gives its memory back; the next run starts it again). ``resident_models``: keep every served model loaded
-        (no reload when roles alternate). ``gguf``: alias -> path of your own GGUF files
-        (``[local.gguf]`` or ``AISEARCH_LOCAL_GGUF="alias=path;alias2=path"``); a role's ``model`` may
-        also be a path to a ``.gguf`` file. See ``models/server_spec.py``.
+    ``server``: the program that serves the models: ``llama-cpp-python`` (its Python server, one
+    request at a time) or ``llama-server`` (llama.cpp's own, built by ``scripts/build_llama_server.sh``:
+    ``parallel`` requests at once per model with continuous batching; ``llama_server_bin`` overrides
+    where its binary is; ``chat_template`` is its built-in template, ``chatml`` formatting prompts as
+    llama-cpp-python does). ``chat_format``: llama-cpp-python's chat handler
+    (``chatml-function-calling`` gives OpenAI ``tool_calls`` and JSON-schema ``response_format``).
+    ``keep_running``: leave a server that a one-shot command started running for reuse, until it has
+    had no request for ``idle_minutes`` (it then exits and gives its memory back; the next run starts
+    it again). ``resident_models``: keep every served model loaded (no reload when roles alternate).
+    ``gguf``: alias -> path of your own GGUF files (``[local.gguf]`` or
+    ``AISEARCH_LOCAL_GGUF="alias=path;alias2=path"``); a role's ``model`` may also be a path to a
+    ``.gguf`` file. See ``models/server_spec.py``.
     """
 
     host: str = "127.0.0.1"
@@ -101,6 +107,10 @@ class LocalServerSettings(BaseModel):
     start_timeout_s: float = Field(default=180.0, gt=0)
     idle_minutes: float = Field(default=30.0, ge=0)  # exit after this long without a request; 0: never
     chat_format: str = "chatml-function-calling"
+    server: ServerKind = "llama-cpp-python"
+    parallel: int = Field(default=4, ge=1)  # llama-server: requests served at once per model
+    llama_server_bin: str = ""  # llama-server: the binary; empty: the one the set-up builds
+    chat_template: str = "chatml"  # llama-server: a built-in template name; empty: the model's own
     keep_running: bool = True
     resident_models: bool = True
     gguf: dict[str, str] = Field(default_factory=dict)
