@@ -1,11 +1,11 @@
 """The two local model servers side by side (``aisearch bench servers``): llama-cpp-python's server
 against llama.cpp's own ``llama-server``, same model, same prompts.
 
-Each server is started on its own (a private one on a free port, beside any server the user runs:
-``models.local_server.private_server``), warmed up with one call, then measured: single-request
-latency (median of ``repeat`` calls), 2 and 4 requests at once (the wall time of each round and every
-request's latency, medians over ``rounds`` rounds), and the resident memory of the server's processes
-over ``requests`` requests sent 4 at a time (before, peak, after). Every prompt starts with a unique
+Both servers are started (private ones on free ports, beside any server the user runs:
+``models.local_server.private_server``), warmed up with one call, then measured taking turns:
+single-request latency (median of ``repeat`` calls), 2 and 4 requests at once (the wall time of each
+round and every request's latency, medians over ``rounds`` rounds), and the resident memory of each
+server's processes over ``requests`` requests sent 4 at a time (before, peak, after). Every prompt starts with a unique
 line, so each call pays its whole prefill on both servers. The calls are a role's typical call
 (``bench/role_prompts.py``) with its JSON-schema ``response_format``, as the role sends it.
 """
@@ -13,6 +13,7 @@ line, so each call pays its whole prefill on both servers. The calls are a role'
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import statistics
 import tempfile
@@ -115,57 +116,76 @@ def _median(values: list[float]) -> float:
     return round(statistics.median(values), 3)
 
 
-async def measure(caller: Caller, pid: int, repeat: int, rounds: int, requests: int) -> dict[str, Any]:
-    """Single, concurrent and memory measures against one running server."""
-    await caller.call()  # warm-up: first-touch costs are not the server's speed
-    single = [await caller.call() for _ in range(repeat)]
+async def measure(callers: dict[str, Caller], pids: dict[str, int], repeat: int, rounds: int, requests: int) -> dict[str, Any]:
+    """Single, concurrent and memory measures, the servers taking turns call by call (a shared,
+    noisy machine then slows both alike)."""
+    for caller in callers.values():
+        await caller.call()  # warm-up: first-touch costs are not the server's speed
+    single: dict[str, list[dict[str, Any]]] = {kind: [] for kind in callers}
+    for _ in range(repeat):
+        for kind, caller in callers.items():
+            single[kind].append(await caller.call())
     report: dict[str, Any] = {
-        "prompt_tokens": single[0]["prompt_tokens"],
-        "completion_tokens_median": _median([r["completion_tokens"] for r in single]),
-        "single_s": [round(r["latency_s"], 3) for r in single],
-        "single_median_s": _median([r["latency_s"] for r in single]),
+        kind: {
+            "prompt_tokens": results[0]["prompt_tokens"],
+            "completion_tokens_median": _median([r["completion_tokens"] for r in results]),
+            "single_s": [round(r["latency_s"], 3) for r in results],
+            "single_median_s": _median([r["latency_s"] for r in results]),
+        }
+        for kind, results in single.items()
     }
     for n in CONCURRENCY:
-        walls, latencies = [], []
+        walls: dict[str, list[float]] = {kind: [] for kind in callers}
+        latencies: dict[str, list[float]] = {kind: [] for kind in callers}
         for _ in range(rounds):
-            wall, results = await caller.together(n)
-            walls.append(wall)
-            latencies += [r["latency_s"] for r in results]
-        report[f"concurrent_{n}"] = {
-            "wall_median_s": _median(walls),
-            "latency_median_s": _median(latencies),
-            "walls_s": [round(w, 3) for w in walls],
-        }
-    rss = [tree_rss_mib(pid)]
-    json_ok = sum(r["json_ok"] for r in single)
+            for kind, caller in callers.items():
+                wall, results = await caller.together(n)
+                walls[kind].append(wall)
+                latencies[kind] += [r["latency_s"] for r in results]
+        for kind in callers:
+            report[kind][f"concurrent_{n}"] = {
+                "wall_median_s": _median(walls[kind]),
+                "latency_median_s": _median(latencies[kind]),
+                "walls_s": [round(w, 3) for w in walls[kind]],
+            }
+    rss = {kind: [tree_rss_mib(pid)] for kind, pid in pids.items()}
+    json_ok = {kind: sum(r["json_ok"] for r in single[kind]) for kind in callers}
     sent = 0
     while sent < requests:
-        _, results = await caller.together(min(MEMORY_BATCH, requests - sent))
-        sent += len(results)
-        json_ok += sum(r["json_ok"] for r in results)
-        rss.append(tree_rss_mib(pid))
-    report["memory"] = {"requests": sent, "before_mib": rss[0], "peak_mib": max(rss), "after_mib": rss[-1]}
-    report["json_valid"] = f"{json_ok}/{len(single) + sent}"
+        batch = min(MEMORY_BATCH, requests - sent)
+        for kind, caller in callers.items():
+            _, results = await caller.together(batch)
+            json_ok[kind] += sum(r["json_ok"] for r in results)
+            rss[kind].append(tree_rss_mib(pids[kind]))
+        sent += batch
+    for kind in callers:
+        samples = rss[kind]
+        report[kind]["memory"] = {
+            "requests": sent, "before_mib": samples[0], "peak_mib": max(samples), "after_mib": samples[-1]
+        }  # fmt: skip
+        report[kind]["json_valid"] = f"{json_ok[kind]}/{repeat + sent}"
     return report
 
 
 async def run(
     settings: Settings, *, role: Role = "executor", repeat: int = 5, rounds: int = 3, requests: int = 100
 ) -> dict[str, Any]:
-    """Measure each server in turn (one running at a time); the report with medians and ratios."""
-    servers: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="aisearch-bench-servers-") as tmp:
+    """Start both servers, measure them taking turns; the report with medians and ratios."""
+    callers: dict[str, Caller] = {}
+    pids: dict[str, int] = {}
+    started: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="aisearch-bench-servers-") as tmp, contextlib.ExitStack() as stack:
         for kind in KINDS:
             own = server_settings(settings, kind, role)
-            with private_server(own, Path(tmp) / kind) as state:
-                caller = Caller(state["base_url"], own.role(role).model, role)
-                try:
-                    servers[kind] = {
-                        "start_s": state["start_seconds"],
-                        **await measure(caller, int(state["pid"]), repeat, rounds, requests),
-                    }
-                finally:
-                    await caller.client.aclose()
+            state = stack.enter_context(private_server(own, Path(tmp) / kind))
+            callers[kind] = Caller(state["base_url"], own.role(role).model, role)
+            pids[kind], started[kind] = int(state["pid"]), state["start_seconds"]
+        try:
+            measured = await measure(callers, pids, repeat, rounds, requests)
+        finally:
+            for caller in callers.values():
+                await caller.client.aclose()
+    servers = {kind: {"start_s": started[kind], **measured[kind]} for kind in KINDS}
     old, new = servers["llama-cpp-python"], servers["llama-server"]
     ratios = {"single": round(old["single_median_s"] / new["single_median_s"], 2)}
     for n in CONCURRENCY:

@@ -70,10 +70,12 @@ def instance_options(settings: ModelSettings) -> dict[str, str]:
         "threads": str(local.n_threads),
         "threads-batch": str(local.n_threads),
         # loaded into process memory, not mmap-ed: see models/server_spec.py
-        "mmap": "false",
+        "load-mode": "none",
         "cache-ram": str(local.prompt_cache_bytes >> 20),
         "cache-prompt": "true" if local.prompt_cache_bytes > 0 else "false",
         "metrics": "true",
+        # llama-cpp-python's default, which every prompt was tuned with (llama-server's is 1.0, off)
+        "repeat-penalty": "1.1",
         "load-on-startup": "true",
     }
     if local.chat_template:
@@ -90,11 +92,11 @@ def preset_text(settings: ModelSettings, models: dict[str, Path]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def router_args(settings: ModelSettings, preset: Path, port: int) -> list[str]:
-    """The router's own arguments (every model stays loaded: no limit on loaded models)."""
+def router_args(settings: ModelSettings, preset: Path, port: int, n_models: int) -> list[str]:
+    """The router's own arguments: every model loaded at start, and kept (room for all of them)."""
     return [
         "--host", settings.local.host, "--port", str(port), "--models-preset", str(preset),
-        "--models-max", "0", "--no-ui",
+        "--models-max", str(n_models), "--no-ui",
     ]  # fmt: skip
 
 
@@ -109,7 +111,7 @@ def launch_command(settings: ModelSettings, models: dict[str, Path], port: int, 
     preset.write_text(preset_text(settings, models))
     config = directory / "config.json"
     launch: dict[str, Any] = {
-        "command": [str(binary), *router_args(settings, preset, port)],
+        "command": [str(binary), *router_args(settings, preset, port, len(models))],
         "host": settings.local.host,
         "port": port,
         "aliases": list(models),

@@ -171,7 +171,7 @@ def test_the_preset_serves_every_alias_with_parallel_slots_of_n_ctx(tmp_path: Pa
     text = llama_server.preset_text(settings, {"big": tmp_path / "big.gguf", "small": tmp_path / "small.gguf"})
     assert re.findall(r"^\[(.+)\]$", text, re.M) == ["*", "big", "small"]
     assert f"model = {tmp_path / 'big.gguf'}" in text
-    for line in ("parallel = 3", "kv-unified-per-slot = 2048", "threads = 2", "mmap = false",
+    for line in ("parallel = 3", "kv-unified-per-slot = 2048", "threads = 2", "load-mode = none",
                  "metrics = true", "cache-ram = 1024", "chat-template = chatml"):  # fmt: skip
         assert line in text.splitlines()
 
