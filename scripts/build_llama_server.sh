@@ -2,7 +2,7 @@
 # Build llama.cpp's own `llama-server` once, from the llama.cpp sources that llama-cpp-python's
 # source distribution vendors (so both servers run the same llama.cpp), into
 # $AISEARCH_CACHE_DIR/llama-server/<version>/llama-server. Safe to run again: a cached binary that
-# answers --version is kept. Called by scripts/bootstrap.sh; 6-10 min on 2 cores, CPU only.
+# answers --version is kept. Called by scripts/bootstrap.sh; ~20 min on 2 busy cores, CPU only.
 #
 #   scripts/build_llama_server.sh [--force]
 #
