@@ -5,7 +5,9 @@ Both servers are started (private ones on free ports, beside any server the user
 ``models.local_server.private_server``), warmed up with one call, then measured taking turns:
 single-request latency (median of ``repeat`` calls), 2 and 4 requests at once (the wall time of each
 round and every request's latency, medians over ``rounds`` rounds), and the resident memory of each
-server's processes over ``requests`` requests sent 4 at a time (before, peak, after). Every prompt starts with a unique
+server's processes over ``requests`` requests sent 4 at a time (before, peak, after). The CPU seconds
+the server's processes use per request, one at a time and 4 at a time, are the measure a busy shared
+machine disturbs least (it slows every call's wall time, not the work a call takes). Every prompt starts with a unique
 line, so each call pays its whole prefill on both servers. The calls are a role's typical call
 (``bench/role_prompts.py``) with its JSON-schema ``response_format``, as the role sends it.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -51,6 +54,24 @@ def tree_rss_mib(pid: int) -> float:
         total += rss.get(current, 0.0)
         todo += children.get(current, [])
     return round(total, 1)
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) used so far by ``pid`` and every live process below it."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    for proc in processes():
+        children.setdefault(proc.ppid, []).append(proc.pid)
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, IndexError, ValueError):
+            pass
+        todo += children.get(current, [])
+    return total
 
 
 def server_settings(settings: Settings, kind: ServerKind, role: Role) -> Settings:
@@ -124,6 +145,7 @@ async def measure(
     for caller in callers.values():
         await caller.call()  # warm-up: first-touch costs are not the server's speed
     single: dict[str, list[dict[str, Any]]] = {kind: [] for kind in callers}
+    cpu = {kind: tree_cpu_s(pid) for kind, pid in pids.items()}
     for _ in range(repeat):
         for kind, caller in callers.items():
             single[kind].append(await caller.call())
@@ -133,6 +155,7 @@ async def measure(
             "completion_tokens_median": _median([r["completion_tokens"] for r in results]),
             "single_s": [round(r["latency_s"], 3) for r in results],
             "single_median_s": _median([r["latency_s"] for r in results]),
+            "single_cpu_s_per_request": round((tree_cpu_s(pids[kind]) - cpu[kind]) / repeat, 3),
         }
         for kind, results in single.items()
     }
@@ -152,6 +175,7 @@ async def measure(
             }
     rss = {kind: [tree_rss_mib(pid)] for kind, pid in pids.items()}
     json_ok = {kind: sum(r["json_ok"] for r in single[kind]) for kind in callers}
+    cpu = {kind: tree_cpu_s(pid) for kind, pid in pids.items()}
     sent = 0
     while sent < requests:
         batch = min(MEMORY_BATCH, requests - sent)
@@ -166,6 +190,7 @@ async def measure(
             "requests": sent, "before_mib": samples[0], "peak_mib": max(samples), "after_mib": samples[-1]
         }  # fmt: skip
         report[kind]["json_valid"] = f"{json_ok[kind]}/{repeat + sent}"
+        report[kind]["batched_cpu_s_per_request"] = round((tree_cpu_s(pids[kind]) - cpu[kind]) / sent, 3)
     return report
 
 
@@ -194,6 +219,8 @@ async def run(
         ratios[f"concurrent_{n}_wall"] = round(
             old[f"concurrent_{n}"]["wall_median_s"] / new[f"concurrent_{n}"]["wall_median_s"], 2
         )
+    for key in ("single_cpu_s_per_request", "batched_cpu_s_per_request"):
+        ratios[key] = round(old[key] / new[key], 2)
     ratios["peak_memory"] = round(new["memory"]["peak_mib"] / old["memory"]["peak_mib"], 2)
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
@@ -234,6 +261,15 @@ def markdown(report: dict[str, Any]) -> str:
             + " | ".join(f"{s[key]['latency_median_s']:.2f}" for s in servers.values())
             + " | |",
         ]
+    lines += [
+        f"| {name}, CPU s per request | "
+        + " | ".join(f"{s[key]:.2f}" for s in servers.values())
+        + f" | {ratios[key]}× |"
+        for name, key in (
+            ("one at a time", "single_cpu_s_per_request"),
+            (f"{MEMORY_BATCH} at a time", "batched_cpu_s_per_request"),
+        )
+    ]
     lines += [
         "| RSS before / peak / after, MiB | "
         + " | ".join(
