@@ -4,11 +4,13 @@ SRSA's serial strategy with the Planner's decomposition (seed 001 §3, seed 002;
 self-ask in spirit): the model splits "What is the seat of the county where Van Hook Township
 is?" into "1. Which county is Van Hook Township in?" and "2. What is the seat of #1?". Each hop
 searches its question with the earlier answers written in (``#1`` → "Mountrail County"),
-reads the passages it found (cut to the sentences that matter, ``agents/focus.py``) and answers
-in a few words; the last hop's answer is the answer, and every hop is a cited reason
-(``agents/chain_answer.py``). A hop whose passages do not say stops the chain: the question
-itself is then searched too (a broken chain never leaves the Writer with less than a single
-search of the question would give it), and the Writer reads everything found, with the findings.
+reads the passages it found and answers in a few words (``agents/hop_read.py``); the last hop's
+answer is the answer, and every hop is a cited reason (``agents/chain_answer.py``). A hop whose
+passages do not say stops the chain, unless it is the first hop of the model's split: the chain
+then starts again from the phrase the model marks in the question (:func:`split_again`). A
+stopped chain's question is searched whole too (a broken chain never leaves the Writer with less
+than a single search of the question would give it), and the Writer reads everything found, with
+the findings.
 
 A question the model keeps whole (one step) takes the serial strategy's other path (the
 documents the first passages name, ``agents/strategies.py``): title links stay one signal for
@@ -21,20 +23,22 @@ from __future__ import annotations
 import logging
 import re
 import time
+from itertools import chain, count
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from agents.chain_answer import UNKNOWN, WHOLE_QUESTION, clean_hop_answer, grounded
-from agents.focus import focus_passages, terms
+from agents.chain_answer import UNKNOWN, WHOLE_QUESTION
+from agents.focus import terms
 from agents.hop_mark import describes, find_phrase, mark, name_step, rest_step
+from agents.hop_read import read_hop
 from agents.planner import publish
 from agents.strategies import SearchTools, run_search, search_task, search_tools
 from core.plan import Plan, Task, current_plan
 from core.run import Run, RunContext, current_run
-from core.state import Evidence, HopRecord, SearchState, resolved_query, tool_calls_used
+from core.state import HopRecord, SearchState, resolved_query, tool_calls_used
 from models.errors import MODEL_ERRORS, describe_model_error
 from models.structured import decode_entities, message_text, strip_thinking
 from prompts import render
@@ -44,13 +48,11 @@ log = logging.getLogger(__name__)
 STEP = re.compile(r"^\s*(\d+)\s*[.):]\s*(.+?)\s*$")
 REFERENCE = re.compile(r"#(\d+)")
 DECOMPOSE_TOKENS = 96  # up to four short questions
-ANSWER_TOKENS = 24  # a hop's answer: a name, a place, a date or a number
 CHAIN_K = 4  # passages searched per hop
 RESTATED = 0.9  # a first step with this share of the question's words restates it
 ASKS_FOR = re.compile(r"^\s*(who|what|which)\s+(is|was|are|were)\s+", re.IGNORECASE)
 MIN_INNER_TERMS = 2  # "the conflict" alone is too vague to search; "the socialist candidate" is not
 MAX_INNER_SHARE = 0.85  # an inner phrase with this share of the question's words is the question
-HOP_CHARS = 1600  # what a hop reads: about 400 tokens, half of what single-shot RAG reads
 
 
 def parse_steps(reply: str) -> list[str]:
@@ -136,66 +138,6 @@ async def decompose(run: Run, question: str) -> list[str]:
     return parse_steps(message_text(reply))
 
 
-def hop_sources(passages: list[Evidence], question: str) -> str:
-    """The numbered passages a hop reads, each cut to the sentences that matter for its question."""
-    texts = focus_passages([item["content"] for item in passages], [question], HOP_CHARS)
-    return "\n\n".join(
-        f"[{n}] {item['title']}: {text}"
-        for n, (item, text) in enumerate(zip(passages, texts, strict=True), 1)
-    )
-
-
-async def read_hop(run: Run, question: str, passages: list[Evidence], asked: tuple[str, ...] = ()) -> str:
-    """A hop's answer in a few words, or ``UNKNOWN`` when its passages do not say.
-
-    An answer that does not stand is asked for again in a second turn of the same conversation
-    (the server reuses the prefix): one whose words are not in the passages, to be copied from
-    them; one that only repeats what ``question`` or the questions ``asked`` name ("Frederick
-    Douglass" for "Who married Frederick Douglass?"), for the other name the passages give. An
-    answer still not standing is unknown.
-
-    Raises:
-        The model errors of the call (:data:`models.errors.MODEL_ERRORS`).
-    """
-    if not passages:
-        return UNKNOWN
-    sources = hop_sources(passages, question)
-    questions = [question, *asked]
-    model = run.model("writer").bind(max_tokens=ANSWER_TOKENS, temperature=0)
-    turns: list[BaseMessage] = [
-        SystemMessage(content=render("reader_system")),
-        HumanMessage(content=render("hop_read", sources=sources, question=question)),
-    ]
-    reply = message_text(await model.ainvoke(turns))
-    answer = clean_hop_answer(strip_thinking(decode_entities(reply)))
-    follow_up = reread(answer, sources, questions)
-    if follow_up is None:
-        return answer
-    log.info("hop answer %r does not stand: asked again", answer)
-    turns += [AIMessage(content=reply), HumanMessage(content=follow_up)]
-    again = clean_hop_answer(strip_thinking(decode_entities(message_text(await model.ainvoke(turns)))))
-    return again if reread(again, sources, questions) is None else UNKNOWN
-
-
-def reread(answer: str, sources: str, questions: list[str]) -> str | None:
-    """The turn that asks a hop's reader again when ``answer`` does not stand (not in ``sources``,
-    or only what ``questions`` name); None when it stands or is unknown."""
-    if answer == UNKNOWN:
-        return None
-    if not grounded(answer, sources):
-        return render("hop_read_again")
-    if restates(answer, questions):
-        return render("hop_read_other", answer=answer)
-    return None
-
-
-def restates(answer: str, questions: list[str]) -> bool:
-    """Whether ``answer`` only repeats what the questions already name ("Bansaan" for "Which island
-    is Bansaan on?"): an answer brings something the question does not say."""
-    words = terms(answer)
-    return bool(words) and words <= set().union(*(terms(question) for question in questions))
-
-
 async def search_whole(
     run: Run, question: str, tools: SearchTools, tasks: list[Task], update: dict[str, Any]
 ) -> dict[str, Any]:
@@ -252,6 +194,31 @@ async def refine_hop(run: Run, hops: list[HopRecord], index: int, query: str) ->
     return [*hops[:index], *inner, *hops[index + 1 :]]
 
 
+def free_id(name: str, tasks: list[Task]) -> str:
+    """``name``, or ``name`` numbered when a task has it already (a first hop searched again by a
+    new chain)."""
+    taken = {task.id for task in tasks}
+    candidates = chain([name], (f"{name}r{n}" for n in count(2)))
+    return next(candidate for candidate in candidates if candidate not in taken)
+
+
+async def split_again(run: Run, state: SearchState, hops: list[HopRecord]) -> list[HopRecord] | None:
+    """A new chain from the phrase the model marks in the question, when the first hop of the
+    model's own split found nothing; None when the chain came from marking already or marking
+    gives the same first hop. The 1.5B's splits go wrong in ways marking does not ("Who was
+    honored with the award Dhondo Keshav Karve received?" where the bracketed phrase asks for the
+    award first)."""
+    if any(record.get("remark") for record in hops):
+        return None
+    again = await marked_chain(run, resolved_query(state))
+    if not again or again[0]["step"] == hops[0]["step"]:
+        return None
+    log.info(
+        "hop 1 of the split found nothing: the chain from the marked phrase %s", [h["step"] for h in again]
+    )
+    return again
+
+
 async def split_question(
     state: SearchState, runtime: Runtime[RunContext]
 ) -> Command[Literal["hop", "serial_search"]]:
@@ -294,7 +261,8 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
     plan = current_plan(state)
     tasks = list(plan.tasks) if plan else []
     searched = f"{query} {hops[index]['context']}" if hops[index].get("context") else query
-    task = search_task(f"h{index + 1}", searched, tools, k=CHAIN_K, deps=[tasks[-1].id] if tasks else None)
+    task_id = free_id(f"h{index + 1}", tasks)
+    task = search_task(task_id, searched, tools, k=CHAIN_K, deps=[tasks[-1].id] if tasks else None)
     update: dict[str, Any] = publish(Plan(tasks=[*tasks, task], version=1), "augment" if tasks else "single")
     update |= await run_search(run, task, 1)
     passages = [update["evidence"][eid] for eid in update["results"][task.id]["evidence_ids"]]
@@ -313,6 +281,10 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
         "status": status,
     }
     log.info("hop %d/%d %r -> %r", index + 1, len(hops), query, answer)
+    if status == "unanswered" and index == 0:
+        reopened = await split_again(run, state, hops)
+        if reopened is not None:
+            return Command(goto="hop", update=update | {"hops": reopened, "waves": state.get("waves", 0) + 1})
     done = status == "unanswered" or index == len(hops) - 1
     if status == "unanswered":
         update = await search_whole(run, state["query"], tools, [*tasks, task], update)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from core.events import ReviewEvent, emit
 from core.plan import Plan, current_plan
 from core.run import RunContext, current_run
-from core.settings import Budgets
+from core.settings_groups import Budgets
 from core.state import Decision, Review, SearchState, tool_calls_used
 
 log = logging.getLogger(__name__)

@@ -295,7 +295,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cache.add_argument("--seed", type=int, default=0, help="seed of the stream's order")
     cache.set_defaults(func=cmd_cache)
 
-
     dag = sub.add_parser(
         "dag", help="the same plan run wave-parallel and one task at a time (HotpotQA comparisons)"
     )

@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import threading
 import time
 from typing import Any
@@ -38,7 +37,6 @@ def _skip_reason(connections: dict[str, dict[str, Any]], settings: Settings) -> 
     """Why this run keeps docsearch as a one-off stdio server, or None to use the long-lived one."""
     from tools.index.service import default_build_needed
     from tools.index.store import IndexStore
-    from tools.servers.docsearch_server import RERANK_ENV
 
     entry = connections.get("docsearch")
     if not entry:
@@ -47,7 +45,7 @@ def _skip_reason(connections: dict[str, dict[str, Any]], settings: Settings) -> 
         return "docsearch is configured by the user"
     if not settings.docs_server.enabled:
         return "docs_server.enabled is off"
-    if os.environ.get(RERANK_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
+    if settings.docsearch.rerank:
         return "the LLM rerank needs this run's model credentials"
     if default_build_needed(IndexStore()):
         return "the default collection is missing (the one-off server builds it)"

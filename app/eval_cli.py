@@ -115,7 +115,6 @@ def cmd_qa(args: argparse.Namespace) -> int:
 
 def cmd_cqed(args: argparse.Namespace) -> int:
     """Run SRSA's contextual queries through the three systems, judge them blind, print the summary."""
-    import os
     import shutil
 
     from core.settings import load_settings
@@ -124,11 +123,11 @@ def cmd_cqed(args: argparse.Namespace) -> int:
     from evals.qa_context import open_context
     from evals.qa_data import load_questions
     from evals.run_dirs import named_run_dir
-    from tools.index.paths import DEFAULT_COLLECTION, default_index_dir
+    from tools.index.paths import default_index_dir
 
     settings = load_settings(args.config)
     index_dir = Path(args.index_dir).expanduser().resolve() if args.index_dir else default_index_dir()
-    collection = args.collection or os.environ.get("AISEARCH_DOCSEARCH_COLLECTION") or DEFAULT_COLLECTION
+    collection = args.collection or settings.docsearch.collection
     words = ["aisearch", "eval", "cqed", "--data", args.data]
     for flag in ("n", "offset", "seed", "run", "index_dir", "collection", "judge_base_url", "judge_model"):
         if getattr(args, flag) not in (None, 0):

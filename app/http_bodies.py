@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic.fields import FieldInfo
 
 from core.query import QueryError, prepare_query
-from core.settings import Budgets, Settings
+from core.settings import Settings
+from core.settings_groups import Budgets
 
 THREAD_ID = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$"
 MAX_BATCH = 32

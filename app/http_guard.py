@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import hmac
 import logging
-import os
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,33 +27,19 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from starlette.types import Message, Receive
 
+from core.settings_groups import HttpSettings
+from models.env_settings import env_names, environment, load_group
+
 log = logging.getLogger(__name__)
 
-TOKEN_ENV = "AISEARCH_HTTP_TOKEN"
-HOSTS_ENV = "AISEARCH_HTTP_HOSTS"
+TOKEN_ENV, HOSTS_ENV, MAX_BODY_ENV, MAX_RUNS_ENV, RUN_TIMEOUT_ENV = (
+    env_names(HttpSettings, name)[0] for name in ("token", "hosts", "max_body_bytes", "max_runs", "run_timeout_s")
+)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
-MAX_BODY_ENV = "AISEARCH_MAX_BODY_BYTES"
-DEFAULT_MAX_BODY = 64 * 1024
-"""64 KiB: a 2,000-character query with its config fits many times over."""
-
-
-MAX_RUNS_ENV = "AISEARCH_MAX_RUNS"
-DEFAULT_MAX_RUNS = 32
-"""Runs in flight per server process (a full ``/batch`` fits); one more request gets 503 at once."""
-RUN_TIMEOUT_ENV = "AISEARCH_RUN_TIMEOUT_S"
-DEFAULT_RUN_TIMEOUT_S = 900.0
-"""A run's deadline: past it the request gets 504 (a stream: an ``error`` event), the thread is free."""
-
-
-def _positive(env: dict[str, str], name: str, default: float) -> float:
-    text = env.get(name, "").strip()
-    try:
-        value = float(text) if text else default
-    except ValueError:
-        value = -1.0
-    if value <= 0:
-        raise ValueError(f"{name} must be a positive number, got {text!r}")
-    return value
+DEFAULTS = HttpSettings()
+DEFAULT_MAX_BODY = DEFAULTS.max_body_bytes
+DEFAULT_MAX_RUNS = DEFAULTS.max_runs
+DEFAULT_RUN_TIMEOUT_S = DEFAULTS.run_timeout_s
 
 
 def _host_names(text: str) -> frozenset[str] | None:
@@ -65,7 +50,7 @@ def _host_names(text: str) -> frozenset[str] | None:
     return frozenset(names or LOOPBACK_NAMES)
 
 
-def _model_key_reused(token: str, env: dict[str, str]) -> str | None:
+def _model_key_reused(token: str, env: Mapping[str, str]) -> str | None:
     """The name of a model key variable that holds ``token`` too, if any."""
     for name, value in env.items():
         is_key = name.startswith("AISEARCH_") and name.endswith("_API_KEY")
@@ -86,25 +71,25 @@ class GuardOptions:
     run_timeout_s: float = DEFAULT_RUN_TIMEOUT_S
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> GuardOptions:
-        """``AISEARCH_HTTP_TOKEN`` (unset or empty: auth off), ``AISEARCH_HTTP_HOSTS``,
-        ``AISEARCH_MAX_BODY_BYTES``, ``AISEARCH_MAX_RUNS`` and ``AISEARCH_RUN_TIMEOUT_S``; a
-        warning when the token is also a model key.
+    def from_env(cls, env: Mapping[str, str] | None = None) -> GuardOptions:
+        """The ``http`` settings of the environment (``AISEARCH_HTTP_TOKEN``, unset or empty: auth
+        off); a warning when the token is also a model key.
 
         Raises:
-            ValueError: A limit that is not a positive number.
+            ConfigError: A limit that is not a positive number, naming its variable.
         """
-        env = dict(os.environ) if env is None else env
-        token = env.get(TOKEN_ENV) or None
+        env = environment(env)
+        http = load_group(HttpSettings, env, key="http")
+        token = http.token.get_secret_value() if http.token else None
         reused = _model_key_reused(token, env) if token else None
         if reused:
             log.warning("%s equals %s: a model provider receives the API token", TOKEN_ENV, reused)
         return cls(
             token=token,
-            hosts=_host_names(env.get(HOSTS_ENV, "")),
-            max_body_bytes=int(_positive(env, MAX_BODY_ENV, DEFAULT_MAX_BODY)),
-            max_runs=int(_positive(env, MAX_RUNS_ENV, DEFAULT_MAX_RUNS)),
-            run_timeout_s=_positive(env, RUN_TIMEOUT_ENV, DEFAULT_RUN_TIMEOUT_S),
+            hosts=_host_names(http.hosts),
+            max_body_bytes=http.max_body_bytes,
+            max_runs=http.max_runs,
+            run_timeout_s=http.run_timeout_s,
         )
 
 

@@ -22,7 +22,8 @@ from agents.executor_backup import call_with_backups, failure_reason
 from bench.machine import machine_line
 from core.plan import Task
 from core.run import Run
-from core.settings import Budgets, Settings, load_settings
+from core.settings import Settings, load_settings
+from core.settings_groups import Budgets
 from tools.hub import ToolHub
 from tools.servers.faults_server import proxy_connection
 

@@ -202,7 +202,10 @@ async def run(
     callers: dict[str, Caller] = {}
     pids: dict[str, int] = {}
     started: dict[str, float] = {}
-    with tempfile.TemporaryDirectory(prefix="aisearch-bench-servers-") as tmp, contextlib.ExitStack() as stack:
+    with (
+        tempfile.TemporaryDirectory(prefix="aisearch-bench-servers-") as tmp,
+        contextlib.ExitStack() as stack,
+    ):
         for kind in KINDS:
             own = server_settings(settings, kind, role)
             state = stack.enter_context(private_server(own, Path(tmp) / kind))

@@ -1,40 +1,11 @@
-"""Run-wide settings: the model settings plus budgets, paths and tool selection.
+"""Run-wide settings: one :class:`Settings` object holds every setting aisearch reads.
 
 Precedence (highest first): environment variables, the config file, built-in defaults. The file
-and the model part are read by ``models/config.py`` (the floor below); this module adds::
-
-    [budgets]
-    max_replans = 2
-
-    [paths]
-    db = "~/.local/share/aisearch/threads.sqlite"   # or a postgresql:// URL: threads in Postgres
-    mcp_config = "./mcp.json"      # default: ~/.config/aisearch/mcp.json when it exists
-    tool_catalogs = ["~/catalog.json"]             # servers described without running them
-
-    [docs_server]
-    enabled = true
-    idle_minutes = 30
-
-    [websearch]                       # tools/web/config.py
-    searxng_url = "http://127.0.0.1:8888"
-
-    [cache]                           # the answer and tool-call caches (docs/cache.md)
-    answers = true
-    similarity = 0.9
-
-    tool_candidates = 5               # top-level keys
-    tool_synthetic_queries = false    # retrieve over `aisearch tools augment`'s queries too
-    toolkit_k = 0                     # toolkits of equivalent tools; 0: k by silhouette
-    document_probe_similarity = 0.45
-    document_probe_floor = 0.3        # below it, a factual question may be answered from memory
-    writer_source_chars = 2800        # the Writer's sources cut to what matters (0: whole passages)
-    routing = "cheap"
-    stream_plan = true                # tasks of the first plan start while it is written
-
-Environment: ``AISEARCH_DB``, ``AISEARCH_MCP_CONFIG``, ``AISEARCH_TOOL_CATALOGS`` (paths joined by
-``:``), ``AISEARCH_ROUTING``, ``AISEARCH_STREAM_PLAN`` (0 writes the whole plan first), ``AISEARCH_TOOL_SYNTHETIC_QUERIES`` (1 retrieves over the synthetic queries), ``AISEARCH_BUDGET_<NAME>`` (for example ``AISEARCH_BUDGET_MAX_REPLANS=1``), ``AISEARCH_DOCS_SERVER`` (0 turns the long-lived document server
-off), ``AISEARCH_DOCS_SERVER_IDLE_MINUTES``, ``AISEARCH_CACHE_<KEY>`` (for example
-``AISEARCH_CACHE_ANSWERS=0``), and the model variables of ``models/config.py``.
+is ``--config FILE``, else ``$AISEARCH_CONFIG``, else ``~/.config/aisearch/config.toml``; its
+model part is read by ``models/config.py`` (the floor below). Each field names its environment
+variable and its meaning (``models/env_settings.py``); ``docs/configuration.md`` lists them all
+(``python -m core.settings_doc --write`` regenerates the table). Groups marked environment-only
+are read by processes that read no config file (the MCP servers, the HTTP workers).
 """
 
 from __future__ import annotations
@@ -44,58 +15,49 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
+from core.settings_groups import Budgets, CacheSettings, EvalSettings, HttpSettings
 from models.config import ConfigError, ModelSettings, default_config_path, model_values, read_config
-from models.config_files import validation_line
+from models.env_settings import (
+    Directories,
+    SettingsGroup,
+    env_values,
+    environment,
+    error_line,
+    load_group,
+    setting,
+)
+from tools.settings import DocsearchSettings, DocsServer, IndexSettings, ServerSettings
 from tools.web.config import WebSearchConfig, web_config
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-class Budgets(BaseModel):
-    """Bounds on every loop of a run; when one runs out the Writer answers with what exists."""
-
-    max_replans: int = Field(default=2, ge=0)
-    max_waves: int = Field(default=6, ge=1)
-    max_tool_calls: int = Field(default=12, ge=0)
-    max_tasks: int = Field(default=8, ge=1)
-    max_executor_rounds: int = Field(default=2, ge=1)
-    max_hops: int = Field(default=2, ge=1)
-    max_chain_hops: int = Field(default=4, ge=2)  # questions of a hop chain (MuSiQue asks up to 4)
-    search_k: int = Field(default=5, ge=1, le=20)
-    max_parallel: int = Field(default=4, ge=1)  # tasks running at once; 1: strictly one at a time
-    tool_timeout_s: float = Field(default=30.0, gt=0)
-    tool_retries: int = Field(default=1, ge=0)  # same-tool retries of a call that errored (not timed out)
-    tool_backups: int = Field(default=2, ge=0)  # toolkit peers tried after a failed call; 0 turns backups off
-    wall_clock_s: float = Field(default=900.0, gt=0)
-
-
-class DocsServer(BaseModel):
-    """The long-lived document server the CLI starts and reuses (``tools/docs_server.py``)."""
-
-    enabled: bool = True
-    idle_minutes: float = Field(default=30.0, gt=0)  # it exits after this long without a request
-
-
-class CacheSettings(BaseModel):
-    """The semantic answer cache and the tool-call cache (``tools/cache/``, ``agents/recall.py``).
-
-    They serve the runs of ``ask``, ``serve``, ``mcp`` and LangGraph Server; evaluations and
-    benchmarks run without them (``open_run(cache=False)``, its default).
-    """
-
-    answers: bool = True  # earlier answers served for the same question asked again or reworded
-    # an earlier question (and its conversation) must be at least this similar (MiniLM cosine);
-    # the near-miss guard (tools/cache/near_miss.py) must also find no differing name, number or word
-    similarity: float = Field(default=0.9, gt=0, le=1)
-    context_turns: int = Field(default=2, ge=0)  # earlier user turns compared with the question's
-    answer_ttl_hours: float = Field(default=168.0, gt=0)  # an answer is served for a week at most
-    max_answers: int = Field(default=1000, ge=1)  # the least recently used go first
-    tools: bool = True  # identical calls of read-only, closed-world tools answered from earlier ones
-    tool_ttl_minutes: float = Field(default=60.0, gt=0)
-    max_tool_calls: int = Field(default=1000, ge=1)
+FILE_KEYS = (
+    "tool_candidates",
+    "tool_synthetic_queries",
+    "toolkit_k",
+    "toolkit_seed",
+    "backup_similarity",
+    "document_probe_similarity",
+    "document_probe_floor",
+    "writer_source_chars",
+    "routing",
+    "stream_plan",
+)
+"""The top-level keys of the config file."""
+FILE_GROUPS: dict[str, type[SettingsGroup]] = {"budgets": Budgets, "docs_server": DocsServer, "cache": CacheSettings}
+"""The groups read from a table of the config file and the environment (besides the models'
+and ``[websearch]``)."""
+ENV_GROUPS: dict[str, type[SettingsGroup]] = {
+    "http": HttpSettings,
+    "index": IndexSettings,
+    "docsearch": DocsearchSettings,
+    "servers": ServerSettings,
+    "directories": Directories,
+    "evals": EvalSettings,
+}
+"""The groups read from the environment alone."""
 
 
 class Settings(ModelSettings):
@@ -103,51 +65,87 @@ class Settings(ModelSettings):
 
     budgets: Budgets = Budgets()
     docs_server: DocsServer = DocsServer()
-    # web search (tools/web/config.py): off until a SearxNG URL or a provider key is set
     websearch: WebSearchConfig = WebSearchConfig()
-    db_path: Path = Path("~/.local/share/aisearch/threads.sqlite").expanduser()
-    # a postgresql:// URL: the threads live in Postgres (langgraph-checkpoint-postgres), not in db_path
-    db_url: str | None = None
-    mcp_config: Path | None = None
-    # catalogue files (LiveMCPBench format or mcpServers with "tools"): their startable servers
-    # join every run's catalogue and start only when their tools are selected
-    tool_catalogs: list[Path] = Field(default_factory=list)
-    tool_candidates: int = Field(default=5, ge=1)
-    # retrieve tools over TURA's synthetic queries (`aisearch tools augment`) as well as over their
-    # descriptions; off by default: the local 1.5B's queries lowered server Recall@5 (0.83 -> 0.74)
-    tool_synthetic_queries: bool = False
-    # toolkits of equivalent tools (tools/toolkits.py): k-means++ clusters, k by silhouette when 0
-    toolkit_k: int = Field(default=0, ge=0)
-    toolkit_seed: int = 0
-    # a toolkit peer is a backup only when its description is at least this similar (MiniLM cosine):
-    # a small catalogue's clusters also hold tools that merely share a theme
-    backup_similarity: float = Field(default=0.6, ge=0, le=1)
-    # the Master searches the local documents before answering from memory when a quick probe finds
-    # a passage at least this similar to the question (MiniLM cosine; 0 < x <= 1; 1 turns it off)
-    document_probe_similarity: float = Field(default=0.45, gt=0, le=1)
-    # a factual question is answered from memory only when the probe's best passage is less similar
-    # than this: anything above it is on the documents' topic, so they are searched first
-    document_probe_floor: float = Field(default=0.3, gt=0, le=1)
-    # the Writer reads its sources cut to this many characters of the sentences that matter for
-    # the question (about what single-shot RAG reads); 0 reads whole passages
-    writer_source_chars: int = Field(default=2800, ge=0)
-    # who decides the route: "cheap" (rules, the document probe and the route classifier; the
-    # Master's LLM only for what they leave open) or "llm" (the Master's LLM for every query)
-    routing: Literal["cheap", "llm"] = "cheap"
-    # the Planner's first plan is streamed and a task starts as soon as its line is written and its
-    # dependencies are met (LLMCompiler's task fetching, agents/plan_stream.py); false: the whole
-    # plan first, then its waves
-    stream_plan: bool = True
-    # human in the loop (core/human.py), set per run only (``ask --interactive``/``--review-plan``,
-    # the HTTP config), never from the file or the environment: evals and scripts never stop
-    # clarify: the Master may pause the run to ask what an ambiguous question means
-    clarify: bool = False
-    # review_plan: the run pauses after the Planner's first plan for a person to approve, edit or reject it
-    review_plan: bool = False
     cache: CacheSettings = CacheSettings()
-    # set per run only (``ask --no-cache``, the HTTP config's ``cache: false``): the run reads neither
-    # cache and answers afresh; what it finds is still stored for later runs
-    bypass_cache: bool = False
+    http: HttpSettings = HttpSettings()
+    index: IndexSettings = IndexSettings()
+    docsearch: DocsearchSettings = DocsearchSettings()
+    servers: ServerSettings = ServerSettings()
+    directories: Directories = Directories()
+    evals: EvalSettings = EvalSettings()
+    db_path: Path = setting(
+        Path("~/.local/share/aisearch/threads.sqlite").expanduser(),
+        env="AISEARCH_DB",
+        key="paths.db",
+        shown="`~/.local/share/aisearch/threads.sqlite`",
+        doc="the conversation threads: a SQLite file, or a `postgresql://` URL for Postgres (also `--db`)",
+    )
+    db_url: str | None = None  # set from paths.db when it is a postgresql:// URL
+    mcp_config: Path | None = setting(
+        None,
+        env="AISEARCH_MCP_CONFIG",
+        key="paths.mcp_config",
+        shown="`~/.config/aisearch/mcp.json` when it exists",
+        doc="your `{\"mcpServers\": …}` file (also `--mcp-config`); `aisearch tools add` writes there",
+    )
+    tool_catalogs: list[Path] = setting(
+        default_factory=list,
+        env="AISEARCH_TOOL_CATALOGS",
+        key="paths.tool_catalogs",
+        shown="none",
+        doc="catalogue files (LiveMCPBench format, or `mcpServers` with `tools`; paths joined by `:`): "
+        "servers described without running them, started when their tools are selected",
+    )
+    tool_candidates: int = setting(5, ge=1, doc="candidate tools offered to the Planner and Executor")
+    tool_synthetic_queries: bool = setting(
+        False,
+        env="AISEARCH_TOOL_SYNTHETIC_QUERIES",
+        doc="retrieve tools over `aisearch tools augment`'s synthetic queries too (with the local 1.5B "
+        "they lowered server Recall@5 from 0.83 to 0.74)",
+    )
+    toolkit_k: int = setting(
+        0, ge=0, doc="toolkits of equivalent tools (k-means++ over their descriptions); 0 chooses k by silhouette"
+    )
+    toolkit_seed: int = setting(0, doc="the k-means++ seed")
+    backup_similarity: float = setting(
+        0.6,
+        ge=0,
+        le=1,
+        doc="a toolkit peer is a backup only when its description is at least this similar (MiniLM cosine)",
+    )
+    document_probe_similarity: float = setting(
+        0.45,
+        gt=0,
+        le=1,
+        doc="the Master searches the documents when a probe finds a passage at least this similar "
+        "(MiniLM cosine; 1 turns the probe off)",
+    )
+    document_probe_floor: float = setting(
+        0.3,
+        gt=0,
+        le=1,
+        doc="a factual question is answered from memory only when the probe's best passage is less similar",
+    )
+    writer_source_chars: int = setting(
+        2800, ge=0, doc="the Writer reads its sources cut to this many characters of what matters; 0: whole passages"
+    )
+    routing: Literal["cheap", "llm"] = setting(
+        "cheap",
+        env="AISEARCH_ROUTING",
+        doc="`cheap`: rules, the document probe and the route classifier first, the Master's LLM for the "
+        "rest; `llm`: the LLM decides every route",
+    )
+    stream_plan: bool = setting(
+        True,
+        env="AISEARCH_STREAM_PLAN",
+        doc="the first plan is streamed and a task starts once its line is written and its dependencies "
+        "are done; off: the whole plan first, then its waves",
+    )
+    # set per run only (``ask --interactive`` / ``--review-plan`` / ``--no-cache``, the HTTP config),
+    # never from the file or the environment, so evaluations and scripts never stop for a person
+    clarify: bool = False  # the Master may pause the run to ask what an ambiguous question means
+    review_plan: bool = False  # the run pauses after the Planner's first plan for approval or edits
+    bypass_cache: bool = False  # read neither cache and answer afresh (what it finds is still stored)
 
     def use_db(self, value: str) -> None:
         """Keep the threads in ``value``: a ``postgresql://`` URL, or the path of a SQLite file."""
@@ -202,63 +200,39 @@ def load_settings(config_path: Path | str | None = None, env: Mapping[str, str] 
         env: The environment to read (default ``os.environ``).
 
     Raises:
-        ConfigError: On a missing explicit file, invalid TOML or an invalid value.
+        ConfigError: On a missing explicit file, invalid TOML or an invalid value (one line naming
+            the key, and the variable when one set it).
     """
-    env = os.environ if env is None else env
+    env = environment(env)
     path, data = read_config(config_path, env)
     values: dict[str, Any] = model_values(path, data, env)
-    budgets = dict(data.get("budgets", {}))
-    for name in Budgets.model_fields:
-        if env.get(f"AISEARCH_BUDGET_{name.upper()}"):
-            budgets[name] = env[f"AISEARCH_BUDGET_{name.upper()}"]
-    values["budgets"] = budgets
-    docs_server = dict(data.get("docs_server", {}))
-    if env.get("AISEARCH_DOCS_SERVER"):
-        docs_server["enabled"] = env["AISEARCH_DOCS_SERVER"].strip()  # 0/1, true/false, on/off
-    if env.get("AISEARCH_DOCS_SERVER_IDLE_MINUTES"):
-        docs_server["idle_minutes"] = env["AISEARCH_DOCS_SERVER_IDLE_MINUTES"]
-    values["docs_server"] = docs_server
+    for name, group in FILE_GROUPS.items():
+        values[name] = load_group(group, env, data.get(name), where=f"{path} [{name}]", key=name)
     values["websearch"] = web_config(data.get("websearch", {}), env, f"{path} [websearch]")
-    cache = dict(data.get("cache", {}))
-    for name in CacheSettings.model_fields:
-        if env.get(f"AISEARCH_CACHE_{name.upper()}"):
-            cache[name] = env[f"AISEARCH_CACHE_{name.upper()}"].strip()
-    values["cache"] = cache
+    for name, group in ENV_GROUPS.items():
+        values[name] = load_group(group, env, key=name)
+    values.update({key: data[key] for key in FILE_KEYS if key in data})
+    top = env_values(Settings, env)
     paths = data.get("paths", {})
-    db = env.get("AISEARCH_DB") or paths.get("db")
+    db = top.pop("db_path", None) or paths.get("db")
     if db and str(db).startswith(POSTGRES_SCHEMES):
         values["db_url"] = db
     elif db:
         values["db_path"] = Path(db).expanduser()
-    mcp = env.get("AISEARCH_MCP_CONFIG") or paths.get("mcp_config")
+    mcp = top.pop("mcp_config", None) or paths.get("mcp_config")
     if mcp:
         values["mcp_config"] = Path(mcp).expanduser()
     elif user_mcp_config(env).exists():  # written by `aisearch tools add`
         values["mcp_config"] = user_mcp_config(env)
-    catalogs = env.get("AISEARCH_TOOL_CATALOGS") or paths.get("tool_catalogs")
+    catalogs = top.pop("tool_catalogs", None) or paths.get("tool_catalogs")
     if catalogs:
         items = catalogs.split(os.pathsep) if isinstance(catalogs, str) else list(catalogs)
         values["tool_catalogs"] = [Path(str(item)).expanduser() for item in items if str(item).strip()]
-    for key in (
-        "tool_candidates",
-        "tool_synthetic_queries",
-        "toolkit_k",
-        "toolkit_seed",
-        "backup_similarity",
-        "document_probe_similarity",
-        "document_probe_floor",
-        "routing",
-        "stream_plan",
-    ):
-        if key in data:
-            values[key] = data[key]
-    if env.get("AISEARCH_ROUTING"):
-        values["routing"] = env["AISEARCH_ROUTING"]
-    if env.get("AISEARCH_STREAM_PLAN"):
-        values["stream_plan"] = env["AISEARCH_STREAM_PLAN"].strip()  # 0/1, true/false
-    if env.get("AISEARCH_TOOL_SYNTHETIC_QUERIES"):
-        values["tool_synthetic_queries"] = env["AISEARCH_TOOL_SYNTHETIC_QUERIES"].strip()  # 0/1, true/false
+    top.pop("config_file", None)  # the path read, from model_values
+    values.update(top)
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:
-        raise ConfigError(f"invalid configuration ({path} + environment): {validation_line(exc)}") from None
+        raise ConfigError(
+            f"invalid configuration ({path} + environment): {error_line(exc, Settings, env)}"
+        ) from None

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import shutil
 import subprocess
 import sys
@@ -23,7 +22,9 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from core.settings_groups import EvalSettings
 from models.assemble import cache_dir
+from models.env_settings import env_names, load_group
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ BFCL_PACKAGE = "bfcl-eval"
 BFCL_VERSION = "2026.3.23"
 BFCL_WHEEL = f"bfcl_eval-{BFCL_VERSION}-py3-none-any.whl"
 BFCL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
-WHEEL_ENV = "AISEARCH_BFCL_WHEEL"
+WHEEL_ENV = env_names(EvalSettings, "bfcl_wheel")[0]
 PIP_TIMEOUT_S = 600.0
 STAMP = ".unpacked"
 
@@ -95,9 +96,9 @@ def _wheel(target_dir: Path) -> Path:
     Raises:
         BfclDataError: When it cannot be had or its sha256 is not the pinned one.
     """
-    given = os.environ.get(WHEEL_ENV, "").strip()
+    given = load_group(EvalSettings, key="evals").bfcl_wheel
     if given:
-        wheel = Path(given).expanduser()
+        wheel = given.expanduser()
         if not wheel.is_file():
             raise BfclDataError(f"{WHEEL_ENV}={given}: no such file")
     else:

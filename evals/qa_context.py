@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -57,10 +56,11 @@ def judge_chat_model(
     if not (base_url or model):
         return unstreamed(build_chat_model("writer", settings)), settings.role("writer").constrain_json
     writer = settings.role("writer")
+    judge_key = settings.evals.judge_api_key
     chat = CompatibleChatOpenAI(
         model=model or writer.model,
         base_url=base_url or resolve_base_url("writer", settings),
-        api_key=SecretStr(os.environ.get("AISEARCH_JUDGE_API_KEY") or writer.api_key or "not-needed"),
+        api_key=judge_key or SecretStr(writer.api_key or "not-needed"),
         timeout=writer.timeout_s,
         max_retries=1,
     )

@@ -35,6 +35,7 @@ from typing import Any, BinaryIO
 
 from filelock import FileLock
 
+from models.env_settings import directories
 from models.model_parts import REGISTRY, ChecksumError, MissingPartError, ModelSpec, get_spec, locate_parts
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ class Progress:
 
 def cache_dir() -> Path:
     """The aisearch cache directory: ``$AISEARCH_CACHE_DIR`` or ``~/.cache/aisearch``."""
-    return Path(os.environ.get("AISEARCH_CACHE_DIR") or "~/.cache/aisearch").expanduser()
+    return directories().cache_dir.expanduser()
 
 
 def models_dir() -> Path:

@@ -35,17 +35,20 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from models.config_files import ConfigError as ConfigError
 from models.config_files import read_config_text, validation_line
 from models.distilled import DISTILLED_ALIAS, distilled_available
+from models.env_settings import SettingsGroup, env_names, environment, load_group, setting
 
 Role = Literal["master", "planner", "executor", "writer"]
 ServerKind = Literal["llama-cpp-python", "llama-server"]
 ROLES: tuple[Role, ...] = ("master", "planner", "executor", "writer")
 LOCAL = "local"
+CONFIG_ENV = "AISEARCH_CONFIG"
 
 DEFAULT_MODELS: dict[Role, str] = {
     "master": "qwen2.5-coder-1.5b-instruct",
@@ -56,20 +59,36 @@ DEFAULT_MODELS: dict[Role, str] = {
 DEFAULT_MAX_TOKENS: dict[Role, int] = {"master": 256, "planner": 768, "executor": 256, "writer": 768}
 
 
-class ConfigError(ValueError):
-    """The configuration file or environment holds an invalid value."""
+class RoleSettings(SettingsGroup):
+    """How one role reaches its chat model (``[models.default]``, ``[models.<role>]``)."""
 
-
-class RoleSettings(BaseModel):
-    """How one role reaches its chat model."""
-
-    model: str
-    base_url: str = LOCAL
-    api_key: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 512
-    timeout_s: float = Field(default=180.0, gt=0)
-    json_schema: bool | None = None
+    model: str = setting(
+        env=("AISEARCH_MODEL", "AISEARCH_{ROLE}_MODEL"),
+        shown="`qwen2.5-coder-1.5b-instruct` (master, planner, writer), `qwen2.5-coder-0.5b-instruct` (executor)",
+        doc="the model name the endpoint serves, or the path of a `.gguf` file for the local server",
+    )
+    base_url: str = setting(
+        LOCAL,
+        env=("AISEARCH_BASE_URL", "AISEARCH_{ROLE}_BASE_URL"),
+        doc="an OpenAI-compatible `/v1` URL; `local` is the embedded llama.cpp server aisearch starts itself",
+    )
+    api_key: str | None = setting(
+        None,
+        env=("AISEARCH_API_KEY", "AISEARCH_{ROLE}_API_KEY"),
+        doc="the endpoint's key; masked by `config show`, never logged",
+    )
+    temperature: float = setting(0.0, doc="sampling temperature")
+    max_tokens: int = setting(
+        512,
+        shown="256 (master, executor), 768 (planner, writer)",
+        doc="the reply's token limit (sent as `max_tokens` and `max_completion_tokens`)",
+    )
+    timeout_s: float = setting(180.0, gt=0, doc="seconds per model call")
+    json_schema: bool | None = setting(
+        None,
+        shown="on for `local`, off otherwise",
+        doc="send `response_format` with a JSON schema for structured calls (llama.cpp grammars)",
+    )
 
     @property
     def is_local(self) -> bool:
@@ -82,38 +101,57 @@ class RoleSettings(BaseModel):
         return self.is_local if self.json_schema is None else self.json_schema
 
 
-class LocalServerSettings(BaseModel):
-    """The embedded llama.cpp server (used by roles whose base_url is ``local``).
+class LocalServerSettings(SettingsGroup):
+    """The embedded llama.cpp server, used by roles whose ``base_url`` is ``local`` (see
+    ``models/server_spec.py``); a role's ``model`` may also be a path to a ``.gguf`` file."""
 
-    ``server``: the program that serves the models: ``llama-cpp-python`` (its Python server, one
-    request at a time) or ``llama-server`` (llama.cpp's own, built by ``scripts/build_llama_server.sh``:
-    ``parallel`` requests at once per model with continuous batching; ``llama_server_bin`` overrides
-    where its binary is; ``chat_template`` is its built-in template, ``chatml`` formatting prompts as
-    llama-cpp-python does). ``chat_format``: llama-cpp-python's chat handler
-    (``chatml-function-calling`` gives OpenAI ``tool_calls`` and JSON-schema ``response_format``).
-    ``keep_running``: leave a server that a one-shot command started running for reuse, until it has
-    had no request for ``idle_minutes`` (it then exits and gives its memory back; the next run starts
-    it again). ``resident_models``: keep every served model loaded (no reload when roles alternate).
-    ``gguf``: alias -> path of your own GGUF files (``[local.gguf]`` or
-    ``AISEARCH_LOCAL_GGUF="alias=path;alias2=path"``); a role's ``model`` may also be a path to a
-    ``.gguf`` file. See ``models/server_spec.py``.
-    """
+    env_prefix: ClassVar[str] = "AISEARCH_LOCAL_"
 
-    host: str = "127.0.0.1"
-    port: int = 0
-    n_threads: int = Field(default=max(1, min(os.cpu_count() or 2, 4)), ge=1)
-    n_ctx: int = Field(default=4096, ge=512)
-    prompt_cache_bytes: int = Field(default=1 << 30, ge=0)  # per model; 0 turns the prompt cache off
-    start_timeout_s: float = Field(default=180.0, gt=0)
-    idle_minutes: float = Field(default=30.0, ge=0)  # exit after this long without a request; 0: never
-    chat_format: str = "chatml-function-calling"
-    server: ServerKind = "llama-cpp-python"
-    parallel: int = Field(default=4, ge=1)  # llama-server: requests served at once per model
-    llama_server_bin: str = ""  # llama-server: the binary; empty: the one the set-up builds
-    chat_template: str = "chatml"  # llama-server: a built-in template name; empty: the model's own
-    keep_running: bool = True
-    resident_models: bool = True
-    gguf: dict[str, str] = Field(default_factory=dict)
+    host: str = setting("127.0.0.1", doc="address the server binds to")
+    port: int = setting(0, doc="port; 0 picks a free one")
+    n_threads: int = setting(
+        max(1, min(os.cpu_count() or 2, 4)), ge=1, shown="the CPU count, at most 4", doc="llama.cpp threads"
+    )
+    n_ctx: int = setting(4096, ge=512, doc="context length per model")
+    prompt_cache_bytes: int = setting(1 << 30, ge=0, doc="RAM prompt cache per model (1 GiB); 0 turns it off")
+    start_timeout_s: float = setting(180.0, gt=0, doc="seconds to wait for the server to become healthy")
+    idle_minutes: float = setting(
+        30.0,
+        ge=0,
+        doc="the server exits after this long without a request (and gives its memory back); 0: never",
+    )
+    chat_format: str = setting(
+        "chatml-function-calling",
+        doc="llama-cpp-python chat handler (this one gives OpenAI `tool_calls` and JSON-schema `response_format`)",
+    )
+    server: ServerKind = setting(
+        "llama-cpp-python",
+        doc="the program serving the models: `llama-cpp-python`, or `llama-server` (llama.cpp's own, built "
+        "by `scripts/build_llama_server.sh`: [local-models.md](local-models.md#two-servers-llama-cpp-python-or-llama-server))",
+    )
+    parallel: int = setting(
+        4, ge=1, doc="llama-server: requests served at once per model (continuous batching)"
+    )
+    llama_server_bin: Path | None = setting(
+        None, shown="`<cache_dir>/llama-server/0.3.36/llama-server`", doc="llama-server: the binary to run"
+    )
+    chat_template: str = setting(
+        "chatml",
+        doc="llama-server: a built-in chat template (`chatml` formats prompts as llama-cpp-python does); "
+        "empty: the model's own",
+        keep_empty=True,
+    )
+    keep_running: bool = setting(
+        True, doc="leave a server a one-shot command started running for the next command, until it is idle"
+    )
+    resident_models: bool = setting(
+        True, doc="keep every served model loaded (no reload when roles alternate)"
+    )
+    gguf: dict[str, str] = setting(
+        default_factory=dict,
+        shown="none",
+        doc="your own GGUF files by alias (`[local.gguf]`, or `alias=path;alias2=path` in the variable)",
+    )
 
     @field_validator("gguf", mode="before")
     @classmethod
@@ -127,11 +165,30 @@ class LocalServerSettings(BaseModel):
         return value
 
 
-class ModelSettings(BaseModel):
+class RerankSettings(SettingsGroup):
+    """The model of docsearch's optional LLM rerank (default: the executor role's endpoint and model)."""
+
+    env_prefix: ClassVar[str] = "AISEARCH_RERANK_"
+    env_only: ClassVar[bool] = True
+
+    base_url: str = setting("", shown="the executor's", doc="the rerank model's OpenAI-compatible endpoint")
+    model: str = setting("", shown="the executor's", doc="the rerank model (used only with `base_url`)")
+    api_key: SecretStr | None = setting(None, doc="the rerank endpoint's key (sent to that endpoint only)")
+
+
+class ModelSettings(SettingsGroup):
     """How every role reaches its chat model, and the embedded local server."""
 
+    config_file: Path | None = setting(
+        None,
+        env=CONFIG_ENV,
+        env_only=True,
+        shown="`~/.config/aisearch/config.toml`",
+        doc="the config file (`--config FILE` wins); an explicitly named file must exist",
+    )
     roles: dict[Role, RoleSettings]
     local: LocalServerSettings = LocalServerSettings()
+    rerank: RerankSettings = RerankSettings()
 
     def role(self, role: Role) -> RoleSettings:
         """Return the settings of one role."""
@@ -140,9 +197,9 @@ class ModelSettings(BaseModel):
 
 def default_config_path(env: Mapping[str, str] | None = None) -> Path:
     """Where the config file is looked for when no path is given."""
-    env = os.environ if env is None else env
-    if env.get("AISEARCH_CONFIG"):
-        return Path(env["AISEARCH_CONFIG"]).expanduser()
+    env = environment(env)
+    if env.get(CONFIG_ENV):
+        return Path(env[CONFIG_ENV]).expanduser()
     return Path("~/.config/aisearch/config.toml").expanduser()
 
 
@@ -198,10 +255,11 @@ def _role_values(role: Role, file_models: dict[str, Any], env: Mapping[str, str]
     values: dict[str, Any] = {"model": default_model(role), "max_tokens": DEFAULT_MAX_TOKENS[role]}
     values.update(file_models.get("default", {}))
     values.update(file_models.get(role, {}))
-    for field in ("model", "base_url", "api_key"):
-        for name in (f"AISEARCH_{field.upper()}", f"AISEARCH_{role.upper()}_{field.upper()}"):
-            if env.get(name):
-                values[field] = env[name]
+    for field in RoleSettings.model_fields:
+        for name in env_names(RoleSettings, field):  # the role's own variable last: it wins
+            value = env.get(name.format(ROLE=role.upper()), "").strip()
+            if value:
+                values[field] = value
     return values
 
 
@@ -211,26 +269,29 @@ def read_config(config_path: Path | str | None, env: Mapping[str, str]) -> tuple
     Raises:
         ConfigError: On a missing explicit file or invalid TOML.
     """
-    explicit = config_path is not None or bool(env.get("AISEARCH_CONFIG"))
+    explicit = config_path is not None or bool(env.get(CONFIG_ENV))
     path = Path(config_path).expanduser() if config_path is not None else default_config_path(env)
     return path, _read_toml(path, explicit)
 
 
 def model_values(path: Path, data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
-    """The ``roles`` and ``local`` values of the config file, the environment winning.
+    """The model settings' values from the config file, the environment winning.
 
     Raises:
-        ConfigError: On a role name the file should not hold.
+        ConfigError: On a role name the file should not hold, or an invalid server setting.
     """
     file_models = data.get("models", {})
     unknown = set(file_models) - {"default", *ROLES}
     if unknown:
         raise ConfigError(f"{path}: unknown role(s) under [models]: {sorted(unknown)}")
-    local = dict(data.get("local", {}))
-    for name in LocalServerSettings.model_fields:
-        if env.get(f"AISEARCH_LOCAL_{name.upper()}"):
-            local[name] = env[f"AISEARCH_LOCAL_{name.upper()}"]
-    return {"roles": {role: _role_values(role, file_models, env) for role in ROLES}, "local": local}
+    return {
+        "config_file": path if path.exists() else None,
+        "roles": {role: _role_values(role, file_models, env) for role in ROLES},
+        "local": load_group(
+            LocalServerSettings, env, data.get("local"), where=f"{path} [local]", key="local"
+        ),
+        "rerank": load_group(RerankSettings, env, key="rerank"),
+    }
 
 
 def load_model_settings(
@@ -241,7 +302,7 @@ def load_model_settings(
     Raises:
         ConfigError: On a missing explicit file, invalid TOML or an invalid value.
     """
-    env = os.environ if env is None else env
+    env = environment(env)
     path, data = read_config(config_path, env)
     try:
         return ModelSettings.model_validate(model_values(path, data, env))

@@ -13,6 +13,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 
+class ConfigError(ValueError):
+    """The configuration file or environment holds an invalid value."""
+
+
 def read_config_text(path: Path, what: str, error: type[Exception]) -> str:
     """The UTF-8 text of the file at ``path``.
 

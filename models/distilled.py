@@ -6,10 +6,10 @@ file or the environment still wins), and the local server maps the alias to the 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from models.assemble import cache_dir
+from models.env_settings import directories
 
 DISTILLED_ALIAS = "qwen2.5-coder-0.5b-distilled"
 DISTILLED_FILE = "qwen2.5-coder-0.5b-distilled.gguf"
@@ -17,7 +17,7 @@ DISTILLED_FILE = "qwen2.5-coder-0.5b-distilled.gguf"
 
 def distill_dir() -> Path:
     """The distillation pipeline's folder: ``$AISEARCH_DISTILL_DIR`` or ``<cache>/distill``."""
-    return Path(os.environ.get("AISEARCH_DISTILL_DIR") or cache_dir() / "distill").expanduser()
+    return (directories().distill_dir or cache_dir() / "distill").expanduser()
 
 
 def distilled_gguf() -> Path:

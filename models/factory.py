@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +11,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from models.config import ModelSettings, Role, load_model_settings
+from models.config import ModelSettings, RerankSettings, Role, load_model_settings
+from models.env_settings import load_group
 
 log = logging.getLogger(__name__)
 
@@ -116,9 +116,9 @@ def openai_chat(
 def chat_from_environment() -> ChatFn:
     """The rerank model: ``$AISEARCH_RERANK_BASE_URL`` / ``_MODEL`` / ``_API_KEY`` if set, else the
     executor role of the aisearch settings (which may start the embedded local model server)."""
-    base_url = os.environ.get("AISEARCH_RERANK_BASE_URL", "").strip()
-    model = os.environ.get("AISEARCH_RERANK_MODEL", "").strip()
-    api_key = os.environ.get("AISEARCH_RERANK_API_KEY", "").strip() or "not-needed"
+    rerank = load_group(RerankSettings, key="rerank")
+    base_url, model = rerank.base_url, rerank.model
+    api_key = rerank.api_key.get_secret_value() if rerank.api_key else "not-needed"
     if not base_url or not model:
         settings = load_model_settings()
         role = settings.role("executor")

@@ -37,8 +37,8 @@ def default_binary() -> Path:
 
 def binary_path(settings: ModelSettings) -> Path:
     """The configured binary (``local.llama_server_bin``), else the one the set-up builds."""
-    configured = settings.local.llama_server_bin.strip()
-    return Path(configured).expanduser() if configured else default_binary()
+    configured = settings.local.llama_server_bin
+    return configured.expanduser() if configured is not None else default_binary()
 
 
 def require_binary(settings: ModelSettings) -> Path:
@@ -49,10 +49,10 @@ def require_binary(settings: ModelSettings) -> Path:
     """
     path = binary_path(settings)
     if not path.is_file():
-        source = "local.llama_server_bin" if settings.local.llama_server_bin.strip() else "the set-up"
+        source = "the set-up" if settings.local.llama_server_bin is None else "local.llama_server_bin"
         raise LocalServerError(
             f"llama-server binary not found at {path} (from {source}); build it with {BUILD_HINT}, set "
-            'local.llama_server_bin (AISEARCH_LOCAL_LLAMA_SERVER_BIN) to one, or set local.server = '
+            "local.llama_server_bin (AISEARCH_LOCAL_LLAMA_SERVER_BIN) to one, or set local.server = "
             '"llama-cpp-python" (AISEARCH_LOCAL_SERVER)'
         )
     if not path.stat().st_mode & 0o111:

@@ -220,7 +220,9 @@ def _launch(settings: ModelSettings, models: dict[str, Path], directory: Path) -
         base_url = f"http://{host}:{port}/v1"
         started = time.monotonic()
         proc, log_path = _spawn(settings, models, port, directory)
-        log.info("starting the local model server (%s, pid %d) on %s", settings.local.server, proc.pid, base_url)
+        log.info(
+            "starting the local model server (%s, pid %d) on %s", settings.local.server, proc.pid, base_url
+        )
         try:
             _wait_healthy(proc, base_url, list(models), log_path, settings.local.start_timeout_s)
         except LocalServerError as exc:

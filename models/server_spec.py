@@ -107,7 +107,11 @@ def fingerprint(settings: ModelSettings, models: dict[str, Path]) -> dict[str, A
     """What a running server must match: its models (alias -> path) and its other settings."""
     served = {alias: str(path) for alias, path in models.items()}
     if settings.local.server == "llama-server":
-        return {"models": served, "options": llama_server.fingerprint_options(settings), "server": SERVER_REVISION}
+        return {
+            "models": served,
+            "options": llama_server.fingerprint_options(settings),
+            "server": SERVER_REVISION,
+        }
     config = server_config(settings, models, port=0)
     options = [
         {k: v for k, v in m.items() if k not in ("model", "model_alias")} for m in config.pop("models")

@@ -16,7 +16,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from core.run import Run, RunContext
-from core.settings import Budgets, CacheSettings, Settings
+from core.settings import Settings
+from core.settings_groups import Budgets, CacheSettings
 from graph.builder import build_graph
 from models import local_server
 from models.config import ROLES, RoleSettings
@@ -128,7 +129,7 @@ def local_model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
     names = ("AISEARCH_LOCAL_N_THREADS", "AISEARCH_LOCAL_SERVER")
     settings = load_settings(env={name: os.environ[name] for name in names if os.environ.get(name)})
     gguf = {alias: str(model_path(alias)) for alias in REGISTRY}
-    binary = str(binary_path(settings))  # the user's build, before the cache dir moves
+    binary = binary_path(settings)  # the user's build, before the cache dir moves
     settings.local = LocalServerSettings(
         **{**settings.local.model_dump(), "gguf": gguf, "llama_server_bin": binary}
     )

@@ -12,8 +12,9 @@ import re
 import pytest
 
 from agents.chain_answer import broken_chain_sources, clean_hop_answer, grounded
-from agents.hop_chain import inner_phrase, is_chain, parse_steps, resolve, restates
+from agents.hop_chain import inner_phrase, is_chain, parse_steps, resolve
 from agents.hop_mark import describes, describing_phrase, rest_step
+from agents.hop_read import restates
 from core.state import Evidence, HopRecord
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import DECOMPOSE, MARK, WRITER
@@ -347,3 +348,22 @@ async def test_a_broken_chains_answer_that_repeats_a_steps_answer_is_asked_for_a
     assert state["answer"]["short"] == "Stirlingshire"
     asked = [call.prompt for call in team["writer"].calls if NOT_A_STEP in call.prompt]
     assert 'Miriam Calloway is what the step "Who built the Harrow Point Lighthouse?" found' in asked[0]
+
+
+@pytest.mark.slow
+async def test_a_split_whose_first_hop_finds_nothing_starts_again_from_the_marked_phrase(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["master"].on(DECOMPOSE, SPLIT).on(MARK, marker(MARKED))
+    team["writer"].on(HOP_READ, hop_reader(MARKED_ANSWERS))  # nothing for the split's first hop
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert path[2:] == ["split_question", "hop", "hop", "hop", "hop", "writer"]
+    assert searched(state) == [
+        "Who built the Harrow Point Lighthouse?",
+        "Who or what is the engineer who built the Harrow Point Lighthouse?",
+        "Who or what is the birthplace of Miriam Calloway?",
+        "In which county is the village of Dunmore?",
+    ], "the split's first hop found nothing: the marked chain from the start"
+    assert state["answer"]["short"] == "Stirlingshire"

@@ -121,7 +121,9 @@ def children_of(pid: int) -> list[int]:
 
 def test_the_server_is_chosen_in_the_configuration(tmp_path: Path) -> None:
     assert load_model_settings(env={}).local.server == "llama-cpp-python"
-    settings = load_model_settings(env={"AISEARCH_LOCAL_SERVER": "llama-server", "AISEARCH_LOCAL_PARALLEL": "2"})
+    settings = load_model_settings(
+        env={"AISEARCH_LOCAL_SERVER": "llama-server", "AISEARCH_LOCAL_PARALLEL": "2"}
+    )
     assert settings.local.server == "llama-server" and settings.local.parallel == 2
     config = tmp_path / "config.toml"
     config.write_text('[local]\nserver = "llama-server"\n')
@@ -168,7 +170,9 @@ def test_a_binary_that_is_not_executable_is_named(tmp_path: Path) -> None:
 
 def test_the_preset_serves_every_alias_with_parallel_slots_of_n_ctx(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, tmp_path / "bin", parallel=3, n_ctx=2048, n_threads=2)
-    text = llama_server.preset_text(settings, {"big": tmp_path / "big.gguf", "small": tmp_path / "small.gguf"})
+    text = llama_server.preset_text(
+        settings, {"big": tmp_path / "big.gguf", "small": tmp_path / "small.gguf"}
+    )
     assert re.findall(r"^\[(.+)\]$", text, re.M) == ["*", "big", "small"]
     assert f"model = {tmp_path / 'big.gguf'}" in text
     for line in ("parallel = 3", "kv-unified-per-slot = 2048", "threads = 2", "load-mode = none",
@@ -185,7 +189,7 @@ def test_the_build_script_and_the_code_agree_on_the_version() -> None:
 
 
 def test_metrics_are_parsed_without_their_labels() -> None:
-    text = "# HELP x\nllamacpp:requests_processing 2\nllamacpp:n_tokens_max 7.5\nother{a=\"b\"} 1\n"
+    text = '# HELP x\nllamacpp:requests_processing 2\nllamacpp:n_tokens_max 7.5\nother{a="b"} 1\n'
     assert parse_metrics(text) == {"llamacpp:requests_processing": 2.0, "llamacpp:n_tokens_max": 7.5}
 
 
@@ -273,12 +277,17 @@ def test_two_requests_at_once_are_answered_at_once(tmp_path: Path) -> None:
     model = settings.role("executor").model
 
     async def both(base_url: str) -> list[tuple[float, float]]:
-        prompts = ("Count from 1 to 40, separated by commas.", "List the letters A to Z, separated by commas.")
+        prompts = (
+            "Count from 1 to 40, separated by commas.",
+            "List the letters A to Z, separated by commas.",
+        )
         return list(await asyncio.gather(*(streamed_times(base_url, model, p) for p in prompts)))
 
     with ls.private_server(settings, tmp_path / "server") as state:
         (a_first, a_last), (b_first, b_last) = asyncio.run(both(state["base_url"]))
-        metrics = httpx.get(f"http://{state['host']}:{state['port']}/metrics", params={"model": model}, timeout=10)
+        metrics = httpx.get(
+            f"http://{state['host']}:{state['port']}/metrics", params={"model": model}, timeout=10
+        )
     assert max(a_first, b_first) < min(a_last, b_last), "each answer starts before the other one ends"
     assert parse_metrics(metrics.text)["llamacpp:tokens_predicted_total"] >= 2
 

@@ -56,11 +56,11 @@ from models.server_process import (
 from tools.index.jsonfiles import read_json, write_json
 from tools.index.paths import default_index_dir
 from tools.registry import DOCSEARCH_MODULE, bundled_env
+from tools.settings import docs_server_settings
 
 log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
-ENABLE_ENV = "AISEARCH_DOCS_SERVER"
 SERVER_ENV_PREFIX = "AISEARCH_DOCSEARCH_"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 START_TIMEOUT_S = 90.0
@@ -72,7 +72,7 @@ class DocsServerError(RuntimeError):
 
 def enabled_by_env() -> bool:
     """False when ``$AISEARCH_DOCS_SERVER`` turns the long-lived document server off (0, false, no, off)."""
-    return os.environ.get(ENABLE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return docs_server_settings().enabled
 
 
 def _index_dir(index_dir: Path | None) -> Path:

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from models.config_files import read_config_text, validation_line
+from tools.settings import docsearch_settings
 from tools.web.config import WebSearchConfig, load_web_config
 
 BUNDLED_SERVERS: dict[str, str] = {
@@ -84,8 +85,7 @@ def _settings(names: tuple[str, ...]) -> dict[str, str]:
 def bundled_env(name: str) -> dict[str, str]:
     """The environment of the bundled server ``name``: ``base_env`` plus the settings it reads."""
     names = BUNDLED_SETTINGS.get(name, ())
-    rerank = os.environ.get("AISEARCH_DOCSEARCH_RERANK", "").strip().lower() in ("1", "true", "yes", "on")
-    if name == "docsearch" and rerank:
+    if name == "docsearch" and docsearch_settings().rerank:
         names += RERANK_SETTINGS
     return {**base_env(), **_settings(names)}
 

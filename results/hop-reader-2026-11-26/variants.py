@@ -5,7 +5,7 @@ sys.path.insert(0, "/work/main")
 from core.settings import load_settings
 from evals.qa_context import open_context
 
-from agents.hop_chain import hop_sources, restates
+from agents.hop_read import hop_sources, restates
 from agents.chain_answer import clean_hop_answer, grounded, UNKNOWN
 from langchain_core.messages import HumanMessage, SystemMessage, AIMessage
 from models.structured import message_text, strip_thinking, decode_entities

@@ -8,14 +8,14 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-TOOLS_DIR_ENV = "AISEARCH_TOOLS_DIR"
+from tools.settings import index_settings
 
 
 def default_tools_dir() -> Path:
     """``$AISEARCH_TOOLS_DIR``, else ``$XDG_DATA_HOME/aisearch/tools`` (``~/.local/share`` by default)."""
-    explicit = os.environ.get(TOOLS_DIR_ENV, "").strip()
+    explicit = index_settings().tools_dir
     if explicit:
-        return Path(explicit).expanduser()
+        return explicit.expanduser()
     data_home = os.environ.get("XDG_DATA_HOME", "").strip() or "~/.local/share"
     return Path(data_home).expanduser() / "aisearch" / "tools"
 

@@ -10,20 +10,21 @@ Unset, the index keeps an embedded ``PersistentClient`` under ``<index>/chroma``
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from models.env_settings import env_names
 from tools.index.errors import IndexUserError
+from tools.settings import IndexSettings, index_settings
 
-CHROMA_URL_ENV = "AISEARCH_CHROMA_URL"
+CHROMA_URL_ENV = env_names(IndexSettings, "chroma_url")[0]
 DEFAULT_CHROMA_PORT = 8000
 
 
 def chroma_url() -> str | None:
     """The chroma server the index uses (``$AISEARCH_CHROMA_URL``), or None for the embedded one."""
-    return os.environ.get(CHROMA_URL_ENV, "").strip() or None
+    return index_settings().chroma_url
 
 
 def server_address(url: str) -> tuple[str, int, bool]:

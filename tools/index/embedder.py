@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tools.settings import index_settings
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -133,8 +135,7 @@ class Embedder:
 
 def bulk_threads() -> int:
     """torch threads for bulk indexing: ``$AISEARCH_INDEX_THREADS`` or every core."""
-    value = os.environ.get("AISEARCH_INDEX_THREADS", "").strip()
-    return int(value) if value.isdigit() and int(value) > 0 else (os.cpu_count() or 1)
+    return index_settings().threads or os.cpu_count() or 1
 
 
 @lru_cache(maxsize=1)

@@ -8,20 +8,19 @@ indexed once, so that a fresh machine (no user documents yet) can answer questio
 
 from __future__ import annotations
 
-import os
-
+from models.env_settings import env_names
 from tools.index.ingest import IngestReport, Progress
 from tools.index.paths import DEFAULT_COLLECTION
 from tools.index.service import build_default_collection, default_build_needed
 from tools.index.store import IndexStore
+from tools.settings import IndexSettings, index_settings
 
-DEFAULT_BUILD_ENV = "AISEARCH_DOCSEARCH_DEFAULT_BUILD"
-_OFF = ("0", "false", "no", "off")
+DEFAULT_BUILD_ENV = env_names(IndexSettings, "default_build")[0]
 
 
 def default_build_enabled() -> bool:
     """Whether the default collection may be built when missing (``$AISEARCH_DOCSEARCH_DEFAULT_BUILD``)."""
-    return os.environ.get(DEFAULT_BUILD_ENV, "1").strip().lower() not in _OFF
+    return index_settings().default_build
 
 
 def ensure_default_collection(

@@ -6,10 +6,12 @@ import os
 import re
 from pathlib import Path
 
+from models.env_settings import env_names
 from tools.index.errors import IndexUserError
+from tools.settings import DEFAULT_COLLECTION as DEFAULT_COLLECTION
+from tools.settings import IndexSettings, index_settings
 
-INDEX_DIR_ENV = "AISEARCH_INDEX_DIR"
-DEFAULT_COLLECTION = "docs"
+INDEX_DIR_ENV = env_names(IndexSettings, "dir")[0]
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,62}[A-Za-z0-9]$")
 
 
@@ -18,9 +20,9 @@ def default_index_dir() -> Path:
 
     ``$XDG_DATA_HOME`` defaults to ``~/.local/share``.
     """
-    explicit = os.environ.get(INDEX_DIR_ENV, "").strip()
+    explicit = index_settings().dir
     if explicit:
-        return Path(explicit).expanduser()
+        return explicit.expanduser()
     data_home = os.environ.get("XDG_DATA_HOME", "").strip() or "~/.local/share"
     return Path(data_home).expanduser() / "aisearch" / "index"
 

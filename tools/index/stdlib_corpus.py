@@ -14,7 +14,6 @@ import hashlib
 import importlib
 import inspect
 import logging
-import os
 import re
 import sys
 import warnings
@@ -24,12 +23,11 @@ from types import ModuleType
 from tools.index.documents import Block, Document
 from tools.index.loaders import text_blocks
 from tools.index.sources import LOADER_VERSION, Source
+from tools.settings import index_settings
 
 log = logging.getLogger(__name__)
 
 PREFIX = "pydoc:"
-MODULES_ENV = "AISEARCH_DEFAULT_CORPUS_MODULES"
-TOPICS_ENV = "AISEARCH_DEFAULT_CORPUS_TOPICS"
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 COMMON_MODULES: tuple[str, ...] = (
@@ -158,11 +156,12 @@ def stdlib_sources(modules: tuple[str, ...] | None = None, topics: bool | None =
     for none; unset for :data:`COMMON_MODULES`) and ``$AISEARCH_DEFAULT_CORPUS_TOPICS`` (``0`` to
     leave out the language reference topics).
     """
+    settings = index_settings()
     if modules is None:
-        raw = os.environ.get(MODULES_ENV)
+        raw = settings.corpus_modules
         modules = COMMON_MODULES if raw is None else tuple(m.strip() for m in raw.split(",") if m.strip())
     if topics is None:
-        topics = os.environ.get(TOPICS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+        topics = settings.corpus_topics
     documents = list(topic_documents()) if topics else []
     documents += [doc for doc in map(module_document, modules) if doc is not None and doc.blocks]
     return [_source(doc) for doc in documents]

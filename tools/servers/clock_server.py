@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import calendar
 import logging
-import os
 import re
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
@@ -21,11 +20,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from mcp.server.fastmcp import FastMCP
 
 from tools.servers.common import OPEN_WORLD, serve, server_arg_parser
+from tools.settings import server_settings
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8102
-NOW_ENV = "AISEARCH_CLOCK_NOW"
 
 mcp = FastMCP(
     "clock",
@@ -115,15 +114,9 @@ def _format_offset(delta: timedelta | None) -> str:
 
 def current_time() -> datetime:
     """Return the current time in UTC, or the time pinned by ``AISEARCH_CLOCK_NOW``."""
-    pinned = os.environ.get(NOW_ENV, "").strip()
-    if not pinned:
+    moment = server_settings().clock_now
+    if moment is None:
         return datetime.now(UTC)
-    try:
-        moment = datetime.fromisoformat(pinned)
-    except ValueError:
-        raise ValueError(
-            f"{NOW_ENV}={pinned!r} is not an ISO timestamp such as 2026-11-22T09:00:00+00:00"
-        ) from None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 

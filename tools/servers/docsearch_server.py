@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -32,18 +31,15 @@ import anyio
 from mcp.server.fastmcp import FastMCP
 
 from tools.index.first_run import default_build_enabled
-from tools.index.paths import DEFAULT_COLLECTION
 from tools.index.service import DocSearch
 from tools.index.store import IndexStore
 from tools.servers.common import CLOSED_WORLD, serve, server_arg_parser
 from tools.servers.embed_route import add_routes
+from tools.settings import docsearch_settings
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8103
-RERANK_ENV = "AISEARCH_DOCSEARCH_RERANK"
-COLLECTION_ENV = "AISEARCH_DOCSEARCH_COLLECTION"
-WARMUP_ENV = "AISEARCH_DOCSEARCH_WARMUP"
 
 mcp = FastMCP(
     "docsearch",
@@ -56,10 +52,6 @@ mcp = FastMCP(
 )
 
 _service: DocSearch | None = None
-
-
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def configure(
@@ -75,10 +67,11 @@ def configure(
     names none (default ``docs``).
     """
     global _service
+    settings = docsearch_settings()
     if build_default is None:
         build_default = default_build_enabled()
     reranker = None
-    if rerank if rerank is not None else _truthy(os.environ.get(RERANK_ENV)):
+    if rerank if rerank is not None else settings.rerank:
         from models.factory import chat_from_environment
         from tools.index.rerank import ListwiseReranker
 
@@ -87,7 +80,7 @@ def configure(
         IndexStore(index_dir) if index_dir else IndexStore(),
         build_default=build_default,
         reranker=reranker,
-        default_collection=collection or os.environ.get(COLLECTION_ENV) or DEFAULT_COLLECTION,
+        default_collection=collection or settings.collection,
     )
     return _service
 
@@ -213,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
         help="do not build the default 'docs' collection when missing",
     )
     parser.add_argument(
-        "--collection", help=f"collection searched when a call names none (default ${COLLECTION_ENV} or docs)"
+        "--collection", help="collection searched when a call names none (default $AISEARCH_DOCSEARCH_COLLECTION or docs)"
     )
     parser.add_argument("--rerank", action="store_true", help="LLM listwise rerank of the top 20 (slow)")
     parser.add_argument(
@@ -237,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     building = docsearch.start_default_build()
     if building:
         logger.warning("building the default collection %r in the background", docsearch.default_collection)
-    elif not args.no_warmup and _truthy(os.environ.get(WARMUP_ENV, "1")):
+    elif not args.no_warmup and docsearch_settings().warmup:
         docsearch.start_warm_up()
     describe_search_tool(docsearch, building)
     add_routes(mcp, docsearch.embedder)

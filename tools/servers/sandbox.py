@@ -47,6 +47,9 @@ from pathlib import Path
 
 from tools.servers import sandbox_cgroup
 
+# This module runs on the standard library alone (as ``nobody``, from a copy of its own files), so
+# it reads its one setting itself; tools/settings.py declares it (``sandbox_namespaces``) and
+# load_settings rejects a malformed value before any sandbox starts.
 NAMESPACES_ENV = "AISEARCH_SANDBOX_NAMESPACES"
 FILE_MB = 64
 NPROC = 32

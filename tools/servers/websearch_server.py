@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import os
 from typing import Any
 
 from mcp.server.fastmcp import FastMCP
@@ -151,7 +150,7 @@ def service() -> WebSearch:
     """The server's service, configured from the environment on first use."""
     global _service
     if _service is None:
-        _service = WebSearch(web_config({}, os.environ, "environment"))
+        _service = WebSearch(web_config({}, where=""))
     return _service
 
 

@@ -22,45 +22,60 @@ with the chosen provider's key only.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import SecretStr, field_validator
 
 from models.config import ConfigError, read_config
-from models.config_files import validation_line
+from models.env_settings import SettingsGroup, environment, load_group, setting
 
 Provider = Literal["searxng", "tavily", "brave"]
 KEY_ENV: dict[str, str] = {"tavily": "TAVILY_API_KEY", "brave": "BRAVE_API_KEY"}
-ENV_FIELDS: dict[str, str] = {
-    "AISEARCH_SEARXNG_URL": "searxng_url",
-    "AISEARCH_WEB_PROVIDER": "provider",
-    "AISEARCH_WEB_ALLOW_HOSTS": "allow_hosts",
-    "AISEARCH_WEB_MAX_PAGES": "max_pages",
-    "AISEARCH_WEB_TIMEOUT_S": "timeout_s",
-    "AISEARCH_WEB_MAX_PAGE_BYTES": "max_page_bytes",
-    "AISEARCH_WEB_CACHE_DIR": "cache_dir",
-    "TAVILY_API_KEY": "tavily_api_key",
-    "BRAVE_API_KEY": "brave_api_key",
-}
 DEFAULT_CACHE_DIR = "~/.cache/aisearch/web"
 
 
-class WebSearchConfig(BaseModel):
+class WebSearchConfig(SettingsGroup):
     """Which search provider the ``websearch`` server uses and how it fetches pages."""
 
-    provider: Provider | None = None
-    searxng_url: str = ""
-    tavily_api_key: SecretStr | None = None
-    brave_api_key: SecretStr | None = None
-    # hosts (or host:port) fetched although they resolve to loopback, private or link-local addresses
-    allow_hosts: list[str] = Field(default_factory=list)
-    max_pages: int = Field(default=6, ge=0)  # pages fetched per run (one server process per run)
-    timeout_s: float = Field(default=10.0, gt=0)  # per search or page request
-    max_page_bytes: int = Field(default=2_000_000, gt=0)  # a page larger than this is cut there
-    cache_dir: Path = Path(DEFAULT_CACHE_DIR).expanduser()
+    provider: Provider | None = setting(
+        None,
+        env="AISEARCH_WEB_PROVIDER",
+        shown="`searxng` when a URL is set, else the keyed provider with a key",
+        doc="`searxng`, `tavily` or `brave`",
+    )
+    searxng_url: str = setting(
+        "",
+        env="AISEARCH_SEARXNG_URL",
+        shown="none",
+        doc="a SearxNG instance (its JSON format enabled); setting it turns web search on",
+    )
+    tavily_api_key: SecretStr | None = setting(None, env=KEY_ENV["tavily"], doc="Tavily's key (sent to Tavily only)")
+    brave_api_key: SecretStr | None = setting(
+        None, env=KEY_ENV["brave"], doc="Brave Search's key (sent to Brave only)"
+    )
+    allow_hosts: list[str] = setting(
+        default_factory=list,
+        env="AISEARCH_WEB_ALLOW_HOSTS",
+        shown="none",
+        doc="`host` or `host:port` (comma-separated) on loopback or private addresses that pages may be read from",
+    )
+    max_pages: int = setting(
+        6, ge=0, env="AISEARCH_WEB_MAX_PAGES", doc="page downloads per run (cached pages are free)"
+    )
+    timeout_s: float = setting(
+        10.0, gt=0, env="AISEARCH_WEB_TIMEOUT_S", doc="seconds per search and per page, redirects included"
+    )
+    max_page_bytes: int = setting(
+        2_000_000, gt=0, env="AISEARCH_WEB_MAX_PAGE_BYTES", doc="a page is cut after this many bytes"
+    )
+    cache_dir: Path = setting(
+        Path(DEFAULT_CACHE_DIR),
+        env="AISEARCH_WEB_CACHE_DIR",
+        shown=f"`{DEFAULT_CACHE_DIR}`",
+        doc="extracted pages, kept for a day",
+    )
 
     @field_validator("allow_hosts", mode="before")
     @classmethod
@@ -119,23 +134,14 @@ class WebSearchConfig(BaseModel):
 
 
 def web_config(
-    table: Mapping[str, Any], env: Mapping[str, str], where: str = "[websearch]"
+    table: Mapping[str, Any], env: Mapping[str, str] | None = None, where: str = "[websearch]"
 ) -> WebSearchConfig:
     """The settings from a ``[websearch]`` table with the environment winning.
 
     Raises:
         ConfigError: On an unknown provider, a malformed number or list, in one line.
     """
-    values = dict(table)
-    for variable, name in ENV_FIELDS.items():
-        if env.get(variable, "").strip():
-            values[name] = env[variable].strip()
-    try:
-        return WebSearchConfig.model_validate(values)
-    except ValidationError as exc:
-        raise ConfigError(
-            f"invalid web search settings ({where} + environment): {validation_line(exc)}"
-        ) from None
+    return load_group(WebSearchConfig, env, table, where=where, key="websearch")
 
 
 def load_web_config(env: Mapping[str, str] | None = None) -> WebSearchConfig:
@@ -145,7 +151,7 @@ def load_web_config(env: Mapping[str, str] | None = None) -> WebSearchConfig:
     Raises:
         ConfigError: As :func:`web_config`, or on an unreadable config file.
     """
-    env = os.environ if env is None else env
+    env = environment(env)
     path, data = read_config(None, env)
     table = data.get("websearch", {})
     if not isinstance(table, dict):
