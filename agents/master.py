@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END
 from langgraph.runtime import Runtime
-from langgraph.types import Command, Overwrite
+from langgraph.types import Command
 
 from agents.answer_form import is_open_question
 from agents.assessment import Probe, Reading, llm_reading, route_for
@@ -42,7 +41,7 @@ from core.events import AnswerEvent, RouteEvent, emit
 from core.query import QueryError, prepare_query
 from core.run import Run, RunContext, current_run
 from core.settings import Settings
-from core.state import Clarification, SearchState
+from core.state import Clarification, SearchState, turn_start
 from tools.hub import query_argument
 from tools.registry import WEBSEARCH
 
@@ -265,20 +264,7 @@ async def assess(
         "assessment": record,
         "clarification": Clarification(**{**pending, "status": "used"}) if pending and clarified else None,
         "route": route,
-        "candidate_tools": [],
-        "plan": None,
-        "plan_log": Overwrite([]),
-        "results": Overwrite({}),
-        "evidence": Overwrite({}),
-        "discarded": Overwrite([]),
-        "augmented": Overwrite([]),
-        "missing": Overwrite([prepared.trim_note] if prepared.trim_note else []),
-        "review": None,
-        "next_query": None,
-        "hops": None,
-        "replans": 0,
-        "waves": 0,
-        "started_at": time.time(),
+        **turn_start(missing=[prepared.trim_note] if prepared.trim_note else None),
         "answer": None,
     }
     similarity = assessment.probe.similarity if assessment.probe is not None else None

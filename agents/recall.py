@@ -25,11 +25,10 @@ import time
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
-from langgraph.types import Overwrite
 
 from core.events import AnswerEvent, CacheEvent, emit
 from core.run import Run
-from core.state import Answer, CachedRecord, SearchState, resolved_query
+from core.state import Answer, CachedRecord, SearchState, resolved_query, turn_start
 from tools.question_forms import CLOCK_QUESTION, LIVE, RECENT, RELATIVE_TIME
 
 log = logging.getLogger(__name__)
@@ -83,20 +82,7 @@ async def recall(run: Run, state: SearchState, query: str, today: str) -> dict[s
         "assessment": hit.payload["assessment"],
         "clarification": None,
         "route": hit.payload["route"],
-        "candidate_tools": [],
-        "plan": None,
-        "plan_log": Overwrite([]),
-        "results": Overwrite({}),
-        "evidence": Overwrite(hit.payload["evidence"]),
-        "discarded": Overwrite([]),
-        "augmented": Overwrite([]),
-        "missing": Overwrite([]),
-        "review": None,
-        "next_query": None,
-        "hops": None,
-        "replans": 0,
-        "waves": 0,
-        "started_at": time.time(),
+        **turn_start(evidence=hit.payload["evidence"]),
         "answer": answer,
     }
 

@@ -7,7 +7,8 @@ takes turns, one run of each per round (the order reversed every other round, th
 - **cli**: ``aisearch ask QUESTION`` in a pseudo-terminal, from the command's start to its first
   answer token on screen (what a person at a terminal waits: the CLI starts its MCP servers each time);
 - **page**: the page open in headless Chromium (Debian's ``/usr/bin/chromium`` through Playwright),
-  from the Enter key to the first token in the short answer;
+  a new conversation each run (as each ``aisearch ask`` is), from the Enter key to the first token in
+  the short answer;
 - **stream**: ``POST /stream`` from httpx, from the request to the first ``token`` event: the server
   alone, so the browser's share of the page's time shows.
 
@@ -118,6 +119,9 @@ def page_first_token(page: Any, url: str, question: str) -> float:
 
     try:
         page.goto(url)
+        # a conversation of its own, as each ``aisearch ask`` starts one
+        page.evaluate("() => sessionStorage.clear()")
+        page.reload()
         page.evaluate(WATCH_FIRST_TOKEN)
         page.fill("#q", question)
         page.press("#q", "Enter")
@@ -164,6 +168,9 @@ def run(
             "AISEARCH_DB": f"{root}/threads.sqlite",
             "TERM": "xterm-256color",
             "COLUMNS": "120",
+            # every run must reach the team: a cached answer would time the cache, not the page
+            "AISEARCH_CACHE_ANSWERS": "false",
+            "AISEARCH_CACHE_TOOLS": "false",
         }
         env.pop("AISEARCH_HTTP_TOKEN", None)
         try:

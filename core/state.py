@@ -8,11 +8,13 @@ by ``agents/review.py``, task results by the Executor, the answer by the Writer.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from langgraph.types import Overwrite
 from typing_extensions import TypedDict  # pydantic builds schemas of these on Python 3.11 too
 
 from tools.hub import CandidateTool as CandidateTool  # re-exported: the state keeps the candidates
@@ -308,6 +310,29 @@ class OutputState(TypedDict, total=False):
     evidence: dict[str, Evidence]
     answer: Answer | None
     missing: list[str]
+
+
+def turn_start(
+    *, evidence: dict[str, Evidence] | None = None, missing: list[str] | None = None
+) -> dict[str, Any]:
+    """The per-turn fields of a new turn, cleared (the conversation's messages stay): no plan, no
+    results, no evidence but ``evidence``, no notes but ``missing``, the turn's clock started now."""
+    return {
+        "candidate_tools": [],
+        "plan": None,
+        "plan_log": Overwrite([]),  # replaces what the reducer holds
+        "results": Overwrite({}),
+        "evidence": Overwrite(evidence or {}),
+        "discarded": Overwrite([]),
+        "augmented": Overwrite([]),
+        "missing": Overwrite(missing or []),
+        "review": None,
+        "next_query": None,
+        "hops": None,
+        "replans": 0,
+        "waves": 0,
+        "started_at": time.time(),
+    }
 
 
 def resolved_query(state: SearchState) -> str:
