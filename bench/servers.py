@@ -33,7 +33,7 @@ from bench.models import role_prompts
 from bench.soak import processes
 from core.settings import Settings
 from models.config import ROLES, LocalServerSettings, Role, ServerKind
-from models.local_server import private_server
+from models.local_server import private_server, require_program
 from models.structured import schema_response_format
 
 KINDS: tuple[ServerKind, ...] = ("llama-cpp-python", "llama-server")
@@ -198,7 +198,14 @@ async def measure(
 async def run(
     settings: Settings, *, role: Role = "executor", repeat: int = 5, rounds: int = 3, requests: int = 100
 ) -> dict[str, Any]:
-    """Start both servers, measure them taking turns; the report with medians and ratios."""
+    """Start both servers, measure them taking turns; the report with medians and ratios.
+
+    Raises:
+        LocalServerError: A server's program is missing (checked before either loads a model).
+    """
+    own = {kind: server_settings(settings, kind, role) for kind in KINDS}
+    for kind_settings in own.values():
+        require_program(kind_settings)
     callers: dict[str, Caller] = {}
     pids: dict[str, int] = {}
     started: dict[str, float] = {}
@@ -207,9 +214,8 @@ async def run(
         contextlib.ExitStack() as stack,
     ):
         for kind in KINDS:
-            own = server_settings(settings, kind, role)
-            state = stack.enter_context(private_server(own, Path(tmp) / kind))
-            callers[kind] = Caller(state["base_url"], own.role(role).model, role)
+            state = stack.enter_context(private_server(own[kind], Path(tmp) / kind))
+            callers[kind] = Caller(state["base_url"], own[kind].role(role).model, role)
             pids[kind], started[kind] = int(state["pid"]), state["start_seconds"]
         try:
             measured = await measure(callers, pids, repeat, rounds, requests)

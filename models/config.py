@@ -127,7 +127,7 @@ class LocalServerSettings(SettingsGroup):
     server: ServerKind = setting(
         "llama-cpp-python",
         doc="the program serving the models: `llama-cpp-python`, or `llama-server` (llama.cpp's own, built "
-        "by `scripts/build_llama_server.sh`: [local-models.md](local-models.md#two-servers-llama-cpp-python-or-llama-server))",
+        "on request: [local-models.md](local-models.md#two-servers-llama-cpp-python-or-llama-server))",
     )
     parallel: int = setting(
         4, ge=1, doc="llama-server: requests served at once per model (continuous batching)"

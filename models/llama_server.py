@@ -6,8 +6,10 @@ file (``models.ini``) names each alias's GGUF, and the router starts one model i
 Each instance runs ``local.parallel`` requests at once with continuous batching, each in a slot of
 ``local.n_ctx`` tokens of one shared KV pool, keeps a RAM prompt cache of ``local.prompt_cache_bytes``
 and answers ``/metrics`` (``/metrics?model=ALIAS`` through the router); ``local.resident_models``
-is llama-cpp-python's only. The binary is built once by
-``scripts/build_llama_server.sh`` from the llama.cpp that llama-cpp-python's sdist vendors.
+is llama-cpp-python's only. The binary is built once, on request, by
+``scripts/build_llama_server.sh`` from the llama.cpp that llama-cpp-python's sdist vendors (the
+set-up runs it only when ``local.server`` is ``llama-server``); without it a start stops with one
+line naming that command.
 
 ``models/llama_server_launcher.py`` runs the router as its child and exits when idle; this module
 builds its command, preset and configuration.
@@ -27,16 +29,16 @@ from models.errors import LocalServerError
 LLAMA_SERVER_VERSION = "0.3.36"
 """The llama-cpp-python release whose vendored llama.cpp the binary is built from."""
 LAUNCHER_MODULE = "models.llama_server_launcher"
-BUILD_HINT = "scripts/build_llama_server.sh (scripts/bootstrap.sh runs it)"
+BUILD_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "build_llama_server.sh"
 
 
 def default_binary() -> Path:
-    """Where the set-up builds the binary: ``<cache>/llama-server/<version>/llama-server``."""
+    """Where the build script puts the binary: ``<cache>/llama-server/<version>/llama-server``."""
     return cache_dir() / "llama-server" / LLAMA_SERVER_VERSION / "llama-server"
 
 
 def binary_path(settings: ModelSettings) -> Path:
-    """The configured binary (``local.llama_server_bin``), else the one the set-up builds."""
+    """The configured binary (``local.llama_server_bin``), else the one the build script makes."""
     configured = settings.local.llama_server_bin
     return configured.expanduser() if configured is not None else default_binary()
 
@@ -48,12 +50,14 @@ def require_binary(settings: ModelSettings) -> Path:
         LocalServerError: It is missing or not executable (the message says how to build it).
     """
     path = binary_path(settings)
-    if not path.is_file():
-        source = "the set-up" if settings.local.llama_server_bin is None else "local.llama_server_bin"
+    if settings.local.llama_server_bin is not None and not path.is_file():
         raise LocalServerError(
-            f"llama-server binary not found at {path} (from {source}); build it with {BUILD_HINT}, set "
-            "local.llama_server_bin (AISEARCH_LOCAL_LLAMA_SERVER_BIN) to one, or set local.server = "
-            '"llama-cpp-python" (AISEARCH_LOCAL_SERVER)'
+            f"llama-server binary not found at {path} (local.llama_server_bin, AISEARCH_LOCAL_LLAMA_SERVER_BIN)"
+        )
+    if not path.is_file():
+        raise LocalServerError(
+            f"llama-server binary not found: build it once with {BUILD_SCRIPT} (about 20 min on 2 cores), "
+            'or serve with llama-cpp-python: local.server = "llama-cpp-python" (AISEARCH_LOCAL_SERVER)'
         )
     if not path.stat().st_mode & 0o111:
         raise LocalServerError(f"llama-server binary {path} is not executable (chmod +x it)")

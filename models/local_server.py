@@ -99,7 +99,7 @@ def llama_cpp_available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
-def _require_program(settings: ModelSettings) -> None:
+def require_program(settings: ModelSettings) -> None:
     """Raise a ``LocalServerError`` with the fix when the configured server program is missing."""
     if settings.local.server == "llama-server":
         llama_server.require_binary(settings)
@@ -293,7 +293,7 @@ def _stop_recorded(state: dict[str, Any], timeout_s: float) -> bool:
 def ensure_server_state(settings: ModelSettings) -> tuple[dict[str, Any], bool]:
     """Like :func:`ensure_server`, but return the state record and whether this call started it."""
     refuse_if_forbidden()
-    _require_program(settings)
+    require_program(settings)
     wanted = resolve_models(settings, assemble_missing=False)
     state = read_state()
     if _reusable(state, settings, wanted):
@@ -346,7 +346,7 @@ def private_server(settings: ModelSettings, directory: Path) -> Iterator[dict[st
     """A server of its own, files in ``directory``: never recorded, reused or revived, stopped at exit
     (benchmarks run one beside the user's server this way). Yields its state."""
     refuse_if_forbidden()
-    _require_program(settings)
+    require_program(settings)
     directory.mkdir(parents=True, exist_ok=True)
     state = _launch(settings, resolve_models(settings), directory)
     try:

