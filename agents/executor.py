@@ -24,11 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from agents.evidence import evidence_id, tool_evidence
 from agents.executor_backup import call_with_backups
 from agents.executor_search import run_search_task
+from agents.task_result import finish_task
 from agents.tool_history import record_task
-from core.events import TaskEndEvent, TaskStartEvent, emit
+from core.events import TaskStartEvent, emit
 from core.plan import REF_PATTERN, Task
 from core.run import Run, RunContext, current_run
-from core.state import Evidence, Status, TaskOutcome, TaskPayload, TaskResult, ToolCallRecord, ToolSwitch
+from core.state import Evidence, Status, TaskOutcome, TaskPayload, ToolSwitch
 from models.structured import StructuredOutputError, structured_call
 from prompts import render
 from tools.hub import ToolOutcome, ToolSpec, query_argument
@@ -132,20 +133,6 @@ async def _judge(run: Run, task: Task, outcome: ToolOutcome) -> Judgement:
         constrain=run.settings.role("executor").constrain_json,
     )
     return result.value
-
-
-def _record(outcome: ToolOutcome) -> ToolCallRecord:
-    record = ToolCallRecord(
-        tool=outcome.tool,
-        args=outcome.args,
-        ok=outcome.ok,
-        output=outcome.output[:2000],
-        error=outcome.error,
-        ms=outcome.ms,
-    )
-    if outcome.cached:
-        record["cached"] = True
-    return record
 
 
 async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutcome:
@@ -263,33 +250,14 @@ async def run_task(run: Run, payload: TaskPayload) -> dict[str, Any]:
     else:
         outcome = await run_model_task(run, task, payload)
     await record_task(run, task, payload, outcome)
-    status, output, error = outcome.status, outcome.output, outcome.error
-    finished = time.time()
-    result = TaskResult(
-        task_id=task.id,
-        goal=task.goal,
-        tool=task.tool,
-        status=status,
-        output=output,
-        error=error,
-        evidence_ids=[item["id"] for item in outcome.evidence],
-        tool_calls=[_record(call) for call in outcome.calls],
-        started_at=started,
-        finished_at=finished,
+    return finish_task(
+        task,
+        started=started,
         plan_version=payload["plan_version"],
+        status=outcome.status,
+        output=outcome.output,
+        error=outcome.error,
+        evidence=outcome.evidence,
+        calls=outcome.calls,
+        switches=outcome.switches,
     )
-    if outcome.switches:
-        result["switches"] = outcome.switches
-    emit(
-        TaskEndEvent(
-            event="task_end",
-            task_id=task.id,
-            status=status,
-            tool=task.tool,
-            seconds=round(finished - started, 2),
-            error=error,
-            output=output[:200],
-        )
-    )
-    log.info("task %s %s in %.2fs", task.id, status, finished - started)
-    return {"results": {task.id: result}, "evidence": {item["id"]: item for item in outcome.evidence}}

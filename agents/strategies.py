@@ -31,16 +31,15 @@ from langgraph.types import Command, Send
 
 from agents.evidence import search_evidence
 from agents.planner import publish
+from agents.task_result import finish_task
 from agents.writer import format_sources, number_sources
-from core.events import TaskEndEvent, TaskStartEvent, emit
+from core.events import TaskStartEvent, emit
 from core.plan import Plan, Task, current_plan, task_payload
 from core.run import Run, RunContext, current_run
 from core.state import (
     SearchState,
     Status,
     TaskPayload,
-    TaskResult,
-    ToolCallRecord,
     resolved_query,
     task_evidence_ids,
     tool_calls_used,
@@ -136,33 +135,16 @@ async def run_search(run: Run, task: Task, plan_version: int) -> dict[str, Any]:
         status, error = "incomplete", None
     titles = "; ".join(dict.fromkeys(item["title"] for item in evidence))
     output = f"Found: {titles}" if evidence else (outcome.error or "no passages found")
-    finished = time.time()
-    call = ToolCallRecord(
-        tool=outcome.tool, args=outcome.args, ok=outcome.ok, output=outcome.output[:2000],
-        error=outcome.error, ms=outcome.ms,
-    )  # fmt: skip
-    if outcome.cached:
-        call["cached"] = True
-    result = TaskResult(
-        task_id=task.id,
-        goal=task.goal,
-        tool=task.tool,
+    return finish_task(
+        task,
+        started=started,
+        plan_version=plan_version,
         status=status,
         output=output,
         error=error,
-        evidence_ids=[item["id"] for item in evidence],
-        tool_calls=[call],
-        started_at=started,
-        finished_at=finished,
-        plan_version=plan_version,
+        evidence=evidence,
+        calls=[outcome],
     )
-    emit(
-        TaskEndEvent(
-            event="task_end", task_id=task.id, status=status, tool=task.tool,
-            seconds=round(finished - started, 2), error=error, output=output[:200],
-        )
-    )  # fmt: skip
-    return {"results": {task.id: result}, "evidence": {item["id"]: item for item in evidence}}
 
 
 def _no_search_tool() -> dict[str, Any]:
@@ -203,8 +185,13 @@ async def parallel_search(
         Send(
             "search_branch",
             task_payload(
-                task, {}, query=state["query"], today=state.get("today", ""),
-                plan_version=1, tool_calls_left=1, deadline=deadline,
+                task,
+                {},
+                query=state["query"],
+                today=state.get("today", ""),
+                plan_version=1,
+                tool_calls_left=1,
+                deadline=deadline,
             ),
         )  # fmt: skip
         for task in tasks
