@@ -1,4 +1,4 @@
-"""``aisearch bench models|search|index|soak|faults|page|cache|dag``: run a benchmark of ``bench/`` and write its report.
+"""``aisearch bench models|servers|search|index|soak|faults|page|cache|dag``: run a benchmark of ``bench/`` and write its report.
 
 ``register(subparsers)`` adds the ``bench`` group to the main parser (``app/cli.py``). Reports go to
 ``results/bench-<name>-<date>.{json,md}`` (``evals/run_dirs.py``) and the Markdown is printed.
@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from models.config import ROLES
 
 
 def save_report(report: dict[str, Any], name: str, markdown: Callable[[dict[str, Any]], str]) -> Path:
@@ -39,6 +41,36 @@ def cmd_models(args: argparse.Namespace) -> int:
     report = asyncio.run(models.run(args.repeat, not args.no_routes))
     write_report(report, "models", models.markdown)
     return 0
+
+
+def cmd_servers(args: argparse.Namespace) -> int:
+    """llama-cpp-python's server against llama-server: latency alone and at once, memory."""
+    from bench import servers
+    from core.settings import load_settings
+
+    if min(args.repeat, args.rounds, args.requests) < 1:
+        raise ValueError("--repeat, --rounds and --requests must be at least 1")
+    report = asyncio.run(
+        servers.run(
+            load_settings(args.config), role=args.role, repeat=args.repeat, rounds=args.rounds,
+            requests=args.requests,
+        )
+    )  # fmt: skip
+    if args.json:
+        save_report(report, "servers", servers.markdown)
+        print(json.dumps(report))  # noqa: T201 - the command's output (one JSON object)
+    else:
+        write_report(report, "servers", servers.markdown)
+    return 0
+
+
+def _guard_servers(args: argparse.Namespace) -> int:
+    """``cmd_servers`` with a missing server program or a bad configuration reported in one line."""
+    from app.commands import guarded
+    from models.config import ConfigError
+    from models.errors import LocalServerError
+
+    return guarded(cmd_servers, (ConfigError, ValueError, LocalServerError), code=2)(args)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -196,7 +228,7 @@ def _guard_dag(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``aisearch bench`` commands: ``models``, ``search``, ``index``, ``soak``, ``faults``, ``page``
+    """Add the ``aisearch bench`` commands: ``models``, ``servers``, ``search``, ``index``, ``soak``, ``faults``, ``page``
     ``cache`` and ``dag``."""
     bench = subparsers.add_parser("bench", help="benchmarks")
     sub = bench.add_subparsers(dest="bench_command", required=True)
@@ -204,6 +236,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     models.add_argument("--repeat", type=int, default=5)
     models.add_argument("--no-routes", action="store_true", help="skip the end-to-end route runs")
     models.set_defaults(func=cmd_models)
+    servers = sub.add_parser(
+        "servers", help="llama-cpp-python's server vs llama-server: one and several requests at once, memory"
+    )
+    servers.add_argument("--role", default="executor", choices=ROLES, help="whose typical call")
+    servers.add_argument("--repeat", type=int, default=5, help="single requests (median)")
+    servers.add_argument("--rounds", type=int, default=3, help="rounds of 2 and of 4 requests at once")
+    servers.add_argument("--requests", type=int, default=100, help="requests over which memory is sampled")
+    servers.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    servers.set_defaults(func=_guard_servers)
     search = sub.add_parser(
         "search", help="document search end to end on the standard-library docs (route, citations, latency)"
     )
@@ -253,7 +294,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     cache.add_argument("--seed", type=int, default=0, help="seed of the stream's order")
     cache.set_defaults(func=cmd_cache)
-
 
     dag = sub.add_parser(
         "dag", help="the same plan run wave-parallel and one task at a time (HotpotQA comparisons)"

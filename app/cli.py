@@ -57,9 +57,10 @@ from core.query import QueryError, prepare_query
 from core.run import RunContext, open_run
 from core.state import Answer
 from graph.builder import build_graph
-from models.config import ConfigError
+from models.config import ROLES, ConfigError
 from models.errors import LocalServerError
 from models.factory import ModelUnavailableError
+from models.local_server import require_program
 from models.model_parts import AssemblyError
 from tools.index.first_run import default_build_enabled, ensure_default_collection
 from tools.index.service import default_build_needed
@@ -143,6 +144,8 @@ async def ask(args: argparse.Namespace) -> int:
         raise UserError(f'{exc}, e.g. aisearch ask "Who designed the Eiffel Tower?"') from None
     settings = run_settings(args)
     check_endpoints(settings)
+    if any(settings.role(role).is_local for role in ROLES):
+        require_program(settings)  # a missing server program stops the run before an index is built
     settings.bypass_cache = args.no_cache
     console = Console(stderr=args.json)
     if args.interactive or args.review_plan:

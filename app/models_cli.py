@@ -54,7 +54,8 @@ def cmd_models_start(args: argparse.Namespace) -> int:
         _print_json({**state, "started_now": started, "seconds": round(elapsed, 2)})
         return 0
     verb = f"started in {elapsed:.1f} s" if started else "already running"
-    echo(f"local model server {verb}: {state['base_url']} (pid {state['pid']})")
+    program = state.get("server", "llama-cpp-python")
+    echo(f"local model server ({program}) {verb}: {state['base_url']} (pid {state['pid']})")
     for alias, path in state["models"].items():
         echo(f"  {alias}: {path}")
     echo(f"  log: {state['log']}")
@@ -72,7 +73,11 @@ def cmd_models_status(args: argparse.Namespace) -> int:
     if info["running"]:
         healthy = info.get("healthy")
         health = "healthy" if healthy else "busy or not answering /v1/models"
-        echo(f"server: running, {health}: {info['base_url']} (pid {info['pid']}, up {info['uptime_s']} s)")
+        program = info.get("server", "llama-cpp-python")
+        echo(
+            f"server ({program}): running, {health}: {info['base_url']} "
+            f"(pid {info['pid']}, up {info['uptime_s']} s)"
+        )
         echo(f"  serving: {', '.join(info['models'])}")
         echo(f"  log: {info['log']}")
     else:

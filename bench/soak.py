@@ -64,14 +64,21 @@ def processes() -> list[Proc]:
     return found
 
 
+def _is_model_server(proc: Proc) -> bool:
+    """This user's model server (not one a test suite started beside it), either program."""
+    launchers = ("models.server_launcher", "models.llama_server_launcher")
+    return any(name in proc.cmdline for name in launchers) and MODEL_SERVER_CONFIG in proc.cmdline
+
+
 def kind_of(proc: Proc, ask_pid: int | None, by_pid: dict[int, Proc]) -> str | None:
-    """Which kind of process ``proc`` is for this benchmark, or None when it is none of them."""
-    if "models.server_launcher" in proc.cmdline and MODEL_SERVER_CONFIG in proc.cmdline:
-        return "model_server"  # this user's server: not one a test suite started beside it
+    """Which kind of process ``proc`` is for this benchmark, or None when it is none of them
+    (llama-server's router and model instances count with the model server that started them)."""
     if "docsearch_server" in proc.cmdline and "streamable-http" in proc.cmdline:
         return "docs_server"
     pid = proc.pid
-    while ask_pid is not None and pid > 1 and pid in by_pid:
+    while pid > 1 and pid in by_pid:
+        if _is_model_server(by_pid[pid]):
+            return "model_server"
         if pid == ask_pid:
             return "ask"
         pid = by_pid[pid].ppid

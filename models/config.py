@@ -45,6 +45,7 @@ from models.distilled import DISTILLED_ALIAS, distilled_available
 from models.env_settings import SettingsGroup, env_names, environment, load_group, setting
 
 Role = Literal["master", "planner", "executor", "writer"]
+ServerKind = Literal["llama-cpp-python", "llama-server"]
 ROLES: tuple[Role, ...] = ("master", "planner", "executor", "writer")
 LOCAL = "local"
 CONFIG_ENV = "AISEARCH_CONFIG"
@@ -115,16 +116,37 @@ class LocalServerSettings(SettingsGroup):
     prompt_cache_bytes: int = setting(1 << 30, ge=0, doc="RAM prompt cache per model (1 GiB); 0 turns it off")
     start_timeout_s: float = setting(180.0, gt=0, doc="seconds to wait for the server to become healthy")
     idle_minutes: float = setting(
-        30.0, ge=0, doc="the server exits after this long without a request (and gives its memory back); 0: never"
+        30.0,
+        ge=0,
+        doc="the server exits after this long without a request (and gives its memory back); 0: never",
     )
     chat_format: str = setting(
         "chatml-function-calling",
         doc="llama-cpp-python chat handler (this one gives OpenAI `tool_calls` and JSON-schema `response_format`)",
     )
+    server: ServerKind = setting(
+        "llama-cpp-python",
+        doc="the program serving the models: `llama-cpp-python`, or `llama-server` (llama.cpp's own, built "
+        "on request: [local-models.md](local-models.md#two-servers-llama-cpp-python-or-llama-server))",
+    )
+    parallel: int = setting(
+        4, ge=1, doc="llama-server: requests served at once per model (continuous batching)"
+    )
+    llama_server_bin: Path | None = setting(
+        None, shown="`<cache_dir>/llama-server/0.3.36/llama-server`", doc="llama-server: the binary to run"
+    )
+    chat_template: str = setting(
+        "chatml",
+        doc="llama-server: a built-in chat template (`chatml` formats prompts as llama-cpp-python does); "
+        "empty: the model's own",
+        keep_empty=True,
+    )
     keep_running: bool = setting(
         True, doc="leave a server a one-shot command started running for the next command, until it is idle"
     )
-    resident_models: bool = setting(True, doc="keep every served model loaded (no reload when roles alternate)")
+    resident_models: bool = setting(
+        True, doc="keep every served model loaded (no reload when roles alternate)"
+    )
     gguf: dict[str, str] = setting(
         default_factory=dict,
         shown="none",
@@ -265,7 +287,9 @@ def model_values(path: Path, data: dict[str, Any], env: Mapping[str, str]) -> di
     return {
         "config_file": path if path.exists() else None,
         "roles": {role: _role_values(role, file_models, env) for role in ROLES},
-        "local": load_group(LocalServerSettings, env, data.get("local"), where=f"{path} [local]", key="local"),
+        "local": load_group(
+            LocalServerSettings, env, data.get("local"), where=f"{path} [local]", key="local"
+        ),
         "rerank": load_group(RerankSettings, env, key="rerank"),
     }
 

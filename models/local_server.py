@@ -1,4 +1,4 @@
-"""Lifecycle of the embedded OpenAI-compatible llama.cpp server (llama-cpp-python).
+"""Lifecycle of the embedded OpenAI-compatible llama.cpp server (llama-cpp-python or llama-server).
 
 ``ensure_server(settings)`` returns the base URL (``http://127.0.0.1:PORT/v1``) of a server that
 serves every local role's model by alias (``qwen2.5-coder-1.5b-instruct``,
@@ -15,6 +15,8 @@ llama-cpp-python's own server (``llama_cpp.server``: FastAPI + uvicorn, JSON
 keeps every model loaded, where the stock server unloads one model to load another each time the
 requested alias changes (the 1.5B takes about 2.6 s to load, and the roles alternate).
 ``interrupt_requests`` is off so concurrent callers queue instead of cutting each other's streams.
+With ``local.server = "llama-server"`` the process is ``python -m models.llama_server_launcher``
+instead, running llama.cpp's own server, which serves requests at once (``models/llama_server.py``).
 
 **Shutdown policy.** The server outlives the command that started it, by default, so the next
 ``aisearch ask`` starts in seconds instead of loading models again; ``aisearch models stop`` ends it.
@@ -49,6 +51,7 @@ from typing import Any, TypeGuard
 import httpx
 from filelock import FileLock
 
+from models import llama_server
 from models.assemble import cache_dir
 from models.config import ModelSettings
 from models.errors import LocalServerError
@@ -94,6 +97,14 @@ def _lock() -> FileLock:
 def llama_cpp_available() -> bool:
     """Whether llama-cpp-python is installed in this interpreter (not imported)."""
     return importlib.util.find_spec("llama_cpp") is not None
+
+
+def require_program(settings: ModelSettings) -> None:
+    """Raise a ``LocalServerError`` with the fix when the configured server program is missing."""
+    if settings.local.server == "llama-server":
+        llama_server.require_binary(settings)
+    else:
+        require_llama_cpp()
 
 
 def require_llama_cpp() -> None:
@@ -153,7 +164,9 @@ def health(base_url: str, timeout_s: float = 5.0) -> list[str] | None:
     try:
         resp = httpx.get(f"{base_url}/models", timeout=timeout_s)
         resp.raise_for_status()
-        return [item["id"] for item in resp.json().get("data", [])]
+        # llama-server's router lists a model from the start, with its status ("loading", "loaded")
+        items = resp.json().get("data", [])
+        return [item["id"] for item in items if (item.get("status") or {}).get("value", "loaded") == "loaded"]
     except (httpx.HTTPError, ValueError, KeyError, TypeError):
         return None
 
@@ -162,17 +175,19 @@ def health(base_url: str, timeout_s: float = 5.0) -> list[str] | None:
 
 
 def _spawn(
-    settings: ModelSettings, models: dict[str, Path], port: int
+    settings: ModelSettings, models: dict[str, Path], port: int, directory: Path
 ) -> tuple[subprocess.Popen[bytes], Path]:
-    directory = server_dir()
-    config = directory / "config.json"
-    config.write_text(json.dumps(server_config(settings, models, port), indent=2))
     log_path = directory / "server.log"
-    cmd = [sys.executable, "-m", LAUNCHER_MODULE, "--config_file", str(config)]
-    if not settings.local.resident_models:
-        cmd.append("--swap-models")
-    if settings.local.idle_minutes > 0:
-        cmd += ["--idle-minutes", str(settings.local.idle_minutes)]
+    if settings.local.server == "llama-server":
+        cmd = llama_server.launch_command(settings, models, port, directory)
+    else:
+        config = directory / "config.json"
+        config.write_text(json.dumps(server_config(settings, models, port), indent=2))
+        cmd = [sys.executable, "-m", LAUNCHER_MODULE, "--config_file", str(config)]
+        if not settings.local.resident_models:
+            cmd.append("--swap-models")
+        if settings.local.idle_minutes > 0:
+            cmd += ["--idle-minutes", str(settings.local.idle_minutes)]
     return spawn_detached(cmd, log_path, server_env(os.environ)), log_path
 
 
@@ -197,14 +212,17 @@ def _wait_healthy(
     )
 
 
-def _start(settings: ModelSettings, models: dict[str, Path]) -> dict[str, Any]:
+def _launch(settings: ModelSettings, models: dict[str, Path], directory: Path) -> dict[str, Any]:
+    """Start a server with its files in ``directory``, wait until it serves ``models``; its state."""
     host = settings.local.host
     for attempt in range(3):
         port = settings.local.port or free_port(host)
         base_url = f"http://{host}:{port}/v1"
         started = time.monotonic()
-        proc, log_path = _spawn(settings, models, port)
-        log.info("starting the local model server (pid %d) on %s", proc.pid, base_url)
+        proc, log_path = _spawn(settings, models, port, directory)
+        log.info(
+            "starting the local model server (%s, pid %d) on %s", settings.local.server, proc.pid, base_url
+        )
         try:
             _wait_healthy(proc, base_url, list(models), log_path, settings.local.start_timeout_s)
         except LocalServerError as exc:
@@ -215,20 +233,26 @@ def _start(settings: ModelSettings, models: dict[str, Path]) -> dict[str, Any]:
             raise
         state = {
             "pid": proc.pid,
+            "server": settings.local.server,
             "host": host,
             "port": port,
             "base_url": base_url,
             "models": {alias: str(path) for alias, path in models.items()},
             "log": str(log_path),
-            "config": str(server_dir() / "config.json"),
+            "config": str(directory / "config.json"),
             "started_at": time.time(),
             "start_seconds": round(time.monotonic() - started, 2),
             "fingerprint": fingerprint(settings, models),
         }
-        _write_state(state)
         log.info("local model server healthy after %.1f s", state["start_seconds"])
         return state
     raise AssertionError("unreachable")
+
+
+def _start(settings: ModelSettings, models: dict[str, Path]) -> dict[str, Any]:
+    state = _launch(settings, models, server_dir())
+    _write_state(state)
+    return state
 
 
 def _reusable(
@@ -269,7 +293,7 @@ def _stop_recorded(state: dict[str, Any], timeout_s: float) -> bool:
 def ensure_server_state(settings: ModelSettings) -> tuple[dict[str, Any], bool]:
     """Like :func:`ensure_server`, but return the state record and whether this call started it."""
     refuse_if_forbidden()
-    require_llama_cpp()
+    require_program(settings)
     wanted = resolve_models(settings, assemble_missing=False)
     state = read_state()
     if _reusable(state, settings, wanted):
@@ -315,6 +339,20 @@ def running_server(settings: ModelSettings, *, stop_on_exit: bool | None = None)
         stop = (not settings.local.keep_running) if stop_on_exit is None else stop_on_exit
         if started and stop:
             stop_server()
+
+
+@contextlib.contextmanager
+def private_server(settings: ModelSettings, directory: Path) -> Iterator[dict[str, Any]]:
+    """A server of its own, files in ``directory``: never recorded, reused or revived, stopped at exit
+    (benchmarks run one beside the user's server this way). Yields its state."""
+    refuse_if_forbidden()
+    require_program(settings)
+    directory.mkdir(parents=True, exist_ok=True)
+    state = _launch(settings, resolve_models(settings), directory)
+    try:
+        yield state
+    finally:
+        stop_ours(int(state["pid"]), str(state["config"]), 15.0, "private model server")
 
 
 def stop_server(timeout_s: float = 15.0) -> bool:

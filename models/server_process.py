@@ -18,7 +18,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 LOG_TAIL_LINES = 40
-ADDRESS_IN_USE = ("address already in use", "errno 98")
+ADDRESS_IN_USE = ("address already in use", "errno 98", "couldn't bind http server socket")
 """What a server's error says when its port was taken between choosing it and binding it."""
 
 

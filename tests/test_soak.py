@@ -30,3 +30,15 @@ def test_memory_is_attributed_to_the_run_that_owns_it() -> None:
     mine = memory_by_kind(procs, ask_pid=os.getpid())
     assert mine["ask"] > 0, "this process counts as the run"
     assert memory_by_kind(procs, ask_pid=None)["ask"] == 0
+
+
+def test_llama_servers_router_and_models_count_as_the_model_server() -> None:
+    from bench.soak import MODEL_SERVER_CONFIG, Proc
+
+    launcher = Proc(10, 1, 10, 50.0, f"python -m models.llama_server_launcher --config {MODEL_SERVER_CONFIG}")
+    router = Proc(11, 10, 10, 20.0, "llama-server --models-preset models.ini")
+    instance = Proc(12, 11, 10, 900.0, "llama-server --model small.gguf")
+    mcp = Proc(21, 20, 20, 40.0, "python -m tools.servers.clock_server")
+    ask = Proc(20, 1, 20, 100.0, "aisearch ask")
+    totals = memory_by_kind([launcher, router, instance, mcp, ask], ask_pid=20)
+    assert totals == {"ask": 140.0, "model_server": 970.0, "docs_server": 0.0}

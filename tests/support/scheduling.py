@@ -13,6 +13,7 @@ from typing import Any
 # The sandbox: its cgroup tests compare the run cgroups before and after a run.
 GROUPS = {
     "tests/test_distill_pipeline.py": "local_model",
+    "tests/test_llama_server.py": "local_model",
     "tests/test_local_models.py": "local_model",
     "tests/test_local_roles.py": "local_model",
     "tests/test_model_guard.py": "local_model",
