@@ -100,7 +100,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     """LoRA SFT of the student on the curated examples, within the stated budget."""
     from distill.examples import encode
     from distill.paths import TRAIN_DIR, distill_dir
-    from distill.train import TrainOptions, load_student, train
+    from distill.student import load_student
+    from distill.train import TrainOptions, train
     from models.assemble import assemble
 
     options = TrainOptions(

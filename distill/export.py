@@ -131,7 +131,7 @@ def sha256_of(path: Path) -> str:
 
 def export(base: Path, adapter_dir: Path, out: Path, qtype: str = "Q8_0") -> dict[str, Any]:
     """Merge the adapter into the base GGUF's student and write ``out`` with its manifest."""
-    from distill.train import load_student
+    from distill.student import load_student
 
     started = time.perf_counter()
     model, _ = load_student(base, with_tokenizer=False)

@@ -1,7 +1,7 @@
 """``aisearch distill train``: LoRA SFT of the student on the curated trajectories (TURA Eq. 8).
 
 The student starts from the executor's GGUF file, which ``transformers`` loads dequantized (Qwen2
-architecture, ``gguf_file=``). LoRA adapters (``peft``) go on the attention and MLP projections of the
+architecture, ``gguf_file=``; ``distill/student.py``). LoRA adapters (``peft``) go on the attention and MLP projections of the
 last ``layers`` decoder layers, so the backward pass stops there: that is what makes a CPU run
 affordable (a GPU is used when torch sees one). One example per step (the prompts differ in length), AdamW, loss on the target tokens
 only. The run is bounded by ``max_steps`` and ``max_minutes``; every ``save_every`` steps the adapter,
@@ -49,34 +49,6 @@ class TrainOptions:
 def peak_rss_mb() -> float:
     """This process's peak resident memory so far, in MiB."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
-def load_student(gguf_path: Path, *, with_tokenizer: bool = True) -> tuple[Any, Any]:
-    """The model (float32, dequantized) and tokenizer (None unless asked) of a Qwen2 GGUF file.
-
-    Building the tokenizer from the GGUF's vocabulary takes over a minute on 2 cores, so it is saved
-    once beside the model (``<models>/<file stem>.tokenizer/``) and read from there afterwards.
-
-    Raises:
-        FileNotFoundError: When the file is missing.
-    """
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    if not gguf_path.is_file():
-        raise FileNotFoundError(f"no student GGUF at {gguf_path}: run `aisearch models assemble`")
-    tokenizer = None
-    if with_tokenizer:
-        saved = gguf_path.with_name(gguf_path.stem + ".tokenizer")
-        if (saved / "tokenizer_config.json").is_file():
-            tokenizer = AutoTokenizer.from_pretrained(str(saved))
-        else:
-            tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
-            tokenizer.save_pretrained(str(saved))
-    model = AutoModelForCausalLM.from_pretrained(
-        str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32
-    )
-    return model, tokenizer
 
 
 def lora_model(model: Any, options: TrainOptions) -> Any:
