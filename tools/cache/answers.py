@@ -21,11 +21,8 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
-import threading
 import time
 from collections.abc import Callable, Sequence
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from tools.cache.near_miss import subject_mismatch
+from tools.cache.sqlite_store import LOCK, SqliteStore
 from tools.index.embedder import TextEmbedder
 
 log = logging.getLogger(__name__)
@@ -53,7 +51,6 @@ CREATE TABLE IF NOT EXISTS answers (
 );
 CREATE INDEX IF NOT EXISTS answers_corpus ON answers (corpus);
 """
-_LOCK = threading.Lock()
 MAX_REFUSALS = 3  # near misses remembered per lookup, for logs and the benchmark
 
 
@@ -90,8 +87,11 @@ def context_text(context: Sequence[str]) -> str:
     return "\n".join(turn.strip() for turn in context if turn.strip())
 
 
-class AnswerCache:
+class AnswerCache(SqliteStore):
     """Earlier answers in SQLite, found by the meaning of the question and its context."""
+
+    table = "answers"
+    key = "id"
 
     def __init__(
         self,
@@ -102,16 +102,9 @@ class AnswerCache:
         clock: Callable[[], float] = time.time,
     ) -> None:
         """Open (creating when missing) the cache at ``path``; ``embedder`` embeds questions."""
-        self.path = path
+        super().__init__(path, SCHEMA, clock)
         self.embedder = embedder
         self.limits = limits or CacheLimits()
-        self.clock = clock
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with _LOCK, closing(sqlite3.connect(path, timeout=10)) as db, db:
-            db.executescript(SCHEMA)
-
-    def _connect(self) -> closing[sqlite3.Connection]:
-        return closing(sqlite3.connect(self.path, timeout=10))
 
     def embed(self, query: str, context: str) -> tuple[np.ndarray, np.ndarray | None]:
         """The question's vector and its context's (None without a context)."""
@@ -124,7 +117,7 @@ class AnswerCache:
         documents ``corpus`` (see the module docstring), and the near misses refused."""
         now = self.clock()
         earlier = context_text(context)
-        with _LOCK, self._connect() as db, db:
+        with LOCK, self._connect() as db, db:
             db.execute(
                 "DELETE FROM answers WHERE corpus != ? OR created_at < ?", (corpus, now - self.limits.ttl_s)
             )
@@ -150,7 +143,7 @@ class AnswerCache:
                 if len(refused) < MAX_REFUSALS:
                     refused.append((cached, round(similarity, 4), why))
                 continue
-            with _LOCK, self._connect() as db, db:
+            with LOCK, self._connect() as db, db:
                 db.execute("UPDATE answers SET used_at = ?, hits = hits + 1 WHERE id = ?", (now, entry_id))
             hit = AnswerHit(
                 cached, round(similarity, 4), json.loads(payload), seconds, round(now - created, 1)
@@ -180,7 +173,7 @@ class AnswerCache:
         earlier = context_text(context)
         vector, context_vector = self.embed(query, earlier)
         blob = context_vector.astype(np.float32).tobytes() if context_vector is not None else None
-        with _LOCK, self._connect() as db, db:
+        with LOCK, self._connect() as db, db:
             db.execute(
                 "DELETE FROM answers WHERE corpus = ? AND query = ? AND context = ?", (corpus, query, earlier)
             )
@@ -199,17 +192,7 @@ class AnswerCache:
                     now,
                 ),
             )
-            db.execute("DELETE FROM answers WHERE created_at < ?", (now - self.limits.ttl_s,))
-            db.execute(
-                "DELETE FROM answers WHERE id NOT IN "
-                "(SELECT id FROM answers ORDER BY used_at DESC, id DESC LIMIT ?)",
-                (self.limits.max_entries,),
-            )
-
-    def size(self) -> int:
-        """Entries held now."""
-        with _LOCK, self._connect() as db:
-            return int(db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+            self._keep_within(db, now, self.limits.ttl_s, self.limits.max_entries)
 
 
 def answer_cache_path(db_path: Path) -> Path:

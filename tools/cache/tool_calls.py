@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-import threading
 import time
 from collections.abc import Callable, Mapping
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.cache.sqlite_store import LOCK, SqliteStore
 from tools.hub import ToolOutcome
 
 SCHEMA = """
@@ -45,7 +43,6 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     hits INTEGER NOT NULL DEFAULT 0
 );
 """
-_LOCK = threading.Lock()
 
 
 def canonical_args(args: Mapping[str, Any]) -> str:
@@ -66,28 +63,24 @@ class ToolCacheLimits:
     max_entries: int = 1000
 
 
-class ToolCallCache:
+class ToolCallCache(SqliteStore):
     """Results of earlier tool calls in SQLite, by tool, canonical arguments and corpus."""
+
+    table = "tool_calls"
+    key = "key"
 
     def __init__(
         self, path: Path, limits: ToolCacheLimits | None = None, *, clock: Callable[[], float] = time.time
     ) -> None:
         """Open (creating when missing) the cache at ``path``."""
-        self.path = path
+        super().__init__(path, SCHEMA, clock)
         self.limits = limits or ToolCacheLimits()
-        self.clock = clock
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with _LOCK, closing(sqlite3.connect(path, timeout=10)) as db, db:
-            db.executescript(SCHEMA)
-
-    def _connect(self) -> closing[sqlite3.Connection]:
-        return closing(sqlite3.connect(self.path, timeout=10))
 
     def get(self, tool: str, args: dict[str, Any], corpus: str) -> ToolOutcome | None:
         """The earlier result of this call, marked ``cached``, or None (never seen, or expired)."""
         started, clock = self.clock(), time.perf_counter()
         key = call_key(tool, args, corpus)
-        with _LOCK, self._connect() as db, db:
+        with LOCK, self._connect() as db, db:
             row = db.execute(
                 "SELECT output, structured, created_at FROM tool_calls WHERE key = ?", (key,)
             ).fetchone()
@@ -108,7 +101,7 @@ class ToolCallCache:
             return
         now = self.clock()
         structured = json.dumps(outcome.structured, default=str) if outcome.structured is not None else None
-        with _LOCK, self._connect() as db, db:
+        with LOCK, self._connect() as db, db:
             db.execute(
                 "INSERT OR REPLACE INTO tool_calls (key, corpus, tool, args, output, structured, created_at, "
                 "used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -123,20 +116,7 @@ class ToolCallCache:
                     now,
                 ),
             )
-            db.execute(
-                "DELETE FROM tool_calls WHERE corpus != ? OR created_at < ?",
-                (corpus, now - self.limits.ttl_s),
-            )
-            db.execute(
-                "DELETE FROM tool_calls WHERE key NOT IN "
-                "(SELECT key FROM tool_calls ORDER BY used_at DESC LIMIT ?)",
-                (self.limits.max_entries,),
-            )
-
-    def size(self) -> int:
-        """Entries held now."""
-        with _LOCK, self._connect() as db:
-            return int(db.execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0])
+            self._keep_within(db, now, self.limits.ttl_s, self.limits.max_entries, corpus=corpus)
 
 
 def tool_cache_path(db_path: Path) -> Path:
