@@ -250,14 +250,4 @@ async def run_task(run: Run, payload: TaskPayload) -> dict[str, Any]:
     else:
         outcome = await run_model_task(run, task, payload)
     await record_task(run, task, payload, outcome)
-    return finish_task(
-        task,
-        started=started,
-        plan_version=payload["plan_version"],
-        status=outcome.status,
-        output=outcome.output,
-        error=outcome.error,
-        evidence=outcome.evidence,
-        calls=outcome.calls,
-        switches=outcome.switches,
-    )
+    return finish_task(task, outcome, started=started, plan_version=payload["plan_version"])

@@ -39,6 +39,7 @@ from core.run import Run, RunContext, current_run
 from core.state import (
     SearchState,
     Status,
+    TaskOutcome,
     TaskPayload,
     resolved_query,
     task_evidence_ids,
@@ -135,16 +136,8 @@ async def run_search(run: Run, task: Task, plan_version: int) -> dict[str, Any]:
         status, error = "incomplete", None
     titles = "; ".join(dict.fromkeys(item["title"] for item in evidence))
     output = f"Found: {titles}" if evidence else (outcome.error or "no passages found")
-    return finish_task(
-        task,
-        started=started,
-        plan_version=plan_version,
-        status=status,
-        output=output,
-        error=error,
-        evidence=evidence,
-        calls=[outcome],
-    )
+    searched = TaskOutcome(status, output, error, [outcome], evidence)
+    return finish_task(task, searched, started=started, plan_version=plan_version)
 
 
 def _no_search_tool() -> dict[str, Any]:

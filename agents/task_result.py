@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from core.events import TaskEndEvent, emit
 from core.plan import Task
-from core.state import Evidence, Status, TaskResult, ToolCallRecord, ToolSwitch
+from core.state import TaskOutcome, TaskResult, ToolCallRecord
 from tools.hub import ToolOutcome
 
 log = logging.getLogger(__name__)
@@ -31,19 +30,9 @@ def call_record(outcome: ToolOutcome) -> ToolCallRecord:
     return record
 
 
-def finish_task(
-    task: Task,
-    *,
-    started: float,
-    plan_version: int,
-    status: Status,
-    output: str,
-    error: str | None,
-    evidence: Sequence[Evidence],
-    calls: Sequence[ToolOutcome],
-    switches: list[ToolSwitch] | None = None,
-) -> dict[str, Any]:
+def finish_task(task: Task, outcome: TaskOutcome, *, started: float, plan_version: int) -> dict[str, Any]:
     """The task's result and passages as a state update, after its ``task_end`` event."""
+    status, output, error, evidence = outcome.status, outcome.output, outcome.error, outcome.evidence
     finished = time.time()
     result = TaskResult(
         task_id=task.id,
@@ -53,13 +42,13 @@ def finish_task(
         output=output,
         error=error,
         evidence_ids=[item["id"] for item in evidence],
-        tool_calls=[call_record(call) for call in calls],
+        tool_calls=[call_record(call) for call in outcome.calls],
         started_at=started,
         finished_at=finished,
         plan_version=plan_version,
     )
-    if switches:
-        result["switches"] = switches
+    if outcome.switches:
+        result["switches"] = outcome.switches
     emit(
         TaskEndEvent(
             event="task_end",
