@@ -12,6 +12,9 @@ hope. Each round it
 
 It stops when the passages suffice, when the rounds, the tool calls or the wall clock run out, or
 when there is nothing new to ask. It returns the passages it relied on, so the Writer cites them.
+A task that declares what it returns (a year, a number, a name) ends in that value, read by the
+reader model from those passages (``agents/hop_read.py``): a later task computes with it, and the
+executor model's sentence is no operand for a calculator.
 
 Kept in one file (over 300 lines): the loop, its sub-queries and its judgement share the search
 progress and the query rules; split, each part would reach into the others.
@@ -31,11 +34,14 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, BeforeValidator, Field
 
+from agents.chain_answer import UNKNOWN
 from agents.evidence import search_evidence
+from agents.hop_read import read_hop
 from core.plan import REF_PATTERN, Task
 from core.run import Run
 from core.state import Evidence, TaskOutcome, TaskPayload
 from core.text import STOPWORDS, content_words
+from models.errors import MODEL_ERRORS
 from models.structured import structured_call
 from prompts import render
 from tools.hub import ToolOutcome, ToolSpec
@@ -50,6 +56,7 @@ MAX_QUERY_WORDS = 16
 MAX_QUERY_CHARS = 160
 MAX_CODE_MARKS = 4
 MAX_ANSWER_CHARS = 400
+VALUE_PASSAGES = 4  # what the reader reads for a task's value: the passages relied on, then the next
 # words every search prompt shares, so they say nothing about a sub-query's topic
 SEARCH_STOPWORDS = STOPWORDS | frozenset("find look search query queries".split())
 
@@ -285,9 +292,41 @@ async def run_search_task(
         if verdict.answer.strip():
             progress.answers.append(verdict.answer.strip())
         if verdict.sufficient and verdict.answer.strip():
-            return TaskOutcome("ok", verdict.answer.strip(), None, progress.calls, progress.relied_evidence())
+            value = await _declared_value(run, task, progress, verdict.answer.strip())
+            return TaskOutcome("ok", value, None, progress.calls, progress.relied_evidence())
         queries = verdict.next_queries or None
-    return _finish(task, progress)
+    outcome = _finish(task, progress)
+    if outcome.status == "incomplete" and progress.passages:
+        value = await _declared_value(run, task, progress, "")
+        if value:  # the reader found the value the executor model did not see as enough
+            return TaskOutcome("ok", value, None, progress.calls, progress.relied_evidence())
+    return outcome
+
+
+def declares_value(task: Task) -> bool:
+    """Whether ``task`` says it returns a value (a year, a number, a name), not passages to read."""
+    returns = task.returns.strip().lower()
+    return bool(returns) and "passage" not in returns and "document" not in returns
+
+
+async def _declared_value(run: Run, task: Task, progress: SearchProgress, answer: str) -> str:
+    """The value ``task`` declares it returns, read from the passages it found; ``answer`` (the
+    executor model's reading) when the task declares none, the reader cannot tell, or fails."""
+    if not declares_value(task):
+        return answer
+    relied = progress.relied_evidence()
+    rest = [item for item in progress.passages.values() if item not in relied]
+    passages = (relied + rest)[:VALUE_PASSAGES]
+    question = f"{' '.join(task.goal.split())} ({task.returns.strip()})"
+    try:
+        value = await read_hop(run, question, passages)
+    except MODEL_ERRORS as exc:
+        log.warning("task %s: the reader could not read its value: %s", task.id, exc)
+        return answer
+    if value == UNKNOWN:
+        return answer
+    log.info("task %s returns %r (the executor read %r)", task.id, value, answer[:80])
+    return value
 
 
 def _goal_query(task: Task) -> str:

@@ -21,7 +21,7 @@ from core.settings_groups import Budgets, CacheSettings
 from graph.builder import build_graph
 from models import local_server
 from models.config import ROLES, RoleSettings
-from tests.support.fakes import DECOMPOSE, MARK, ScriptedChatModel, copied, kept_whole
+from tests.support.fakes import DECOMPOSE, HOP_READ, MARK, ScriptedChatModel, copied, kept_whole
 from tests.support.scheduling import group_of, make_scheduler
 from tools.hub import ToolHub
 from tools.index.ingest import index_paths, index_sources
@@ -217,6 +217,7 @@ class Team:
         self.models = {role: ScriptedChatModel(name_=role) for role in ROLES}
         self.models["master"].defaults.append((DECOMPOSE, kept_whole))  # a question kept whole
         self.models["master"].defaults.append((MARK, copied))  # ... and nothing marked in it
+        self.models["writer"].defaults.append((HOP_READ, "unknown"))  # a value the reader cannot tell
         self.models["executor"].delay_s = delay_s
 
     def __getitem__(self, role: str) -> ScriptedChatModel:

@@ -14,7 +14,7 @@ from core.state import TaskPayload
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import EXEC_SEARCH_JUDGE as SEARCH_JUDGE
 from tests.support.fakes import EXEC_SUBQUERIES as SUBQUERIES
-from tests.support.fakes import MASTER, WRITER, assessment
+from tests.support.fakes import HOP_READ, MASTER, WRITER, assessment
 from tools.hub import ToolHub, ToolSpec, query_argument
 from tools.index.store import IndexStore
 
@@ -329,3 +329,40 @@ async def test_planner_runs_two_searches_in_parallel_and_the_writer_cites_both(
         "Kestrel Bridge",
         "The Harrow Point Lighthouse",
     ]
+
+
+@pytest.mark.slow
+async def test_a_task_that_declares_a_value_ends_in_the_readers_value(team: Team, hub: ToolHub) -> None:
+    team["executor"].on(
+        SEARCH_JUDGE,
+        {
+            "answer": "Wu was born long ago, in 156 BC.",
+            "sources": [1],
+            "sufficient": True,
+            "next_queries": [],
+        },
+    )
+    team["writer"].on(HOP_READ, "156 BC")
+    task = Task(
+        id="t1", goal="Birth year of Wu", tool="facts.search", args={"query": "Liu Che"}, returns="a year"
+    )
+
+    status, output, _, _, evidence = await search(team, hub, task)
+
+    assert (status, output, [e["id"] for e in evidence]) == ("ok", "156 BC", ["p-wu-1"])
+    (read,) = [c.prompt for c in team["writer"].calls]
+    assert "Question: Birth year of Wu (a year)" in read and "Emperor Wu of Han" in read
+
+
+@pytest.mark.slow
+async def test_a_value_the_reader_cannot_tell_keeps_the_executors_answer(team: Team, hub: ToolHub) -> None:
+    answer = {"answer": "Wu: 156 BC", "sources": [1], "sufficient": True, "next_queries": []}
+    team["executor"].on(SEARCH_JUDGE, answer)
+    declared = Task(
+        id="t1", goal="Birth year of Wu", tool="facts.search", args={"query": "Liu Che"}, returns="a year"
+    )
+    passages = Task(id="t2", goal="Wu", tool="facts.search", args={"query": "Liu Che"}, returns="passages")
+
+    assert (await search(team, hub, declared))[:2] == ("ok", "Wu: 156 BC"), "the reader said unknown"
+    assert (await search(team, hub, passages))[:2] == ("ok", "Wu: 156 BC")
+    assert len(team["writer"].calls) == 1, "passages are no value to read"

@@ -17,13 +17,12 @@ from agents.hop_mark import describes, describing_phrase, rest_step
 from agents.hop_read import restates
 from core.state import Evidence, HopRecord
 from tests.conftest import Team, make_settings, run
-from tests.support.fakes import DECOMPOSE, MARK, WRITER
+from tests.support.fakes import DECOMPOSE, HOP_READ, MARK, WRITER
 from tests.test_strategies import searched
 from tools.hub import ToolHub
 
 THREE_HOPS = "In which county is the birthplace of the engineer who built the Harrow Point Lighthouse?"
 SPLIT = "1. Who built the Harrow Point Lighthouse?\n2. Where was #1 born?\n3. In which county is #2?"
-HOP_READ = "If the context does not say, reply: unknown"
 ANSWERS = {
     "Who built the Harrow Point Lighthouse": "Miriam Calloway",
     "Where was Miriam Calloway born": "the village of Dunmore",

@@ -126,6 +126,7 @@ EXEC_JUDGE = "Does the output achieve the task"
 EXEC_COMPUTE = "Solve this sub-task"
 EXEC_SUBQUERIES = "You write queries for a search engine"
 EXEC_SEARCH_JUDGE = "Which results help with the task"
+HOP_READ = "If the context does not say, reply: unknown"
 
 
 def kept_whole(prompt: str) -> str:

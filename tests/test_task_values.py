@@ -1,0 +1,83 @@
+"""Lookups that declare a value feed a computation: two years looked up, then their difference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Team, make_settings, run
+from tests.support.fakes import EXEC_JUDGE, EXEC_SEARCH_JUDGE, HOP_READ, MASTER, PLANNER, WRITER, assessment
+from tools.hub import ToolHub
+
+QUERY = "How many years after the Harrow Point lighthouse was built did the Kestrel Bridge open?"
+PLAN = {
+    "reasoning": "Two independent lookups, then one computation.",
+    "tasks": [
+        {
+            "id": "t1",
+            "goal": "Year the Kestrel Bridge opened",
+            "tool": "docsearch.search",
+            "args": {"query": "Kestrel Bridge opened"},
+            "returns": "a year",
+        },
+        {
+            "id": "t2",
+            "goal": "Year the Harrow Point lighthouse was built",
+            "tool": "docsearch.search",
+            "args": {"query": "Harrow Point lighthouse built"},
+            "returns": "a year",
+        },
+        {
+            "id": "t3",
+            "goal": "Difference of the two years",
+            "tool": "python.calculate",
+            "args": {"expression": "{{t1}} - {{t2}}"},
+            "deps": ["t1", "t2"],
+            "returns": "years",
+        },
+    ],
+}
+
+
+def read_year(prompt: str) -> str:
+    """The reader: the year its question asks for (the passages it read hold both)."""
+    question = prompt.rsplit("Question:", 1)[1]
+    return "1932" if "Kestrel" in question else "1871"
+
+
+@pytest.mark.slow
+async def test_two_looked_up_years_reach_the_calculator_as_numbers(
+    docs_hub: ToolHub, fixture_index: Path
+) -> None:
+    team = Team()
+    team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
+    team["planner"].on(PLANNER, PLAN)
+    # the executor model reads each lookup as a sentence, which no calculator takes
+    team["executor"].on(
+        EXEC_SEARCH_JUDGE,
+        {
+            "answer": "The passage says it happened in that year.",
+            "sources": [1],
+            "sufficient": True,
+            "next_queries": [],
+        },
+    )
+    team["executor"].on(
+        EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].strip()}
+    )
+    team["writer"].on(HOP_READ, read_year).on(
+        WRITER, "The bridge opened 61 years after the lighthouse was built [1]."
+    )
+
+    settings = make_settings()
+    settings.tool_candidates = 12  # the calculator among them
+
+    state, _, _ = await run(team.resources(docs_hub, settings), QUERY)
+
+    results = state["results"]
+    assert (results["t1"]["output"], results["t2"]["output"]) == ("1932", "1871")
+    (call,) = results["t3"]["tool_calls"]
+    assert call["args"] == {"expression": "1932 - 1871"} and results["t3"]["output"].startswith("61")
+    assert all(r["status"] == "ok" for r in results.values())
+    assert state["plan"]["version"] == 1, "computed without a re-plan"
