@@ -14,6 +14,8 @@ from core.text import CITATION, sentences
 
 log = logging.getLogger(__name__)
 
+TASK_OUTPUT_CHARS = 300  # enough of a task's output to see what a later task was handed
+
 ROUTE_NODES = {
     "plan": "planner",
     "execute_task": "executor",
@@ -71,6 +73,7 @@ def aisearch_record(trace: dict[str, Any]) -> dict[str, Any]:
         "assessment_fallback": bool(assessment.get("fallback")),
         "escalated": assessment.get("escalated"),
         "plan_tasks": len(plan.get("tasks", [])),
+        "tasks": [task_line(result) for result in results],
         "tool_calls": sum(len(r.get("tool_calls", [])) for r in results),
         "replans": int(values.get("replans") or 0),
         "missing": values.get("missing") or [],
@@ -79,6 +82,20 @@ def aisearch_record(trace: dict[str, Any]) -> dict[str, Any]:
         "trajectory": trace["trajectory"],
         "latency_s": round(trace["latency_s"], 3),
         "error": None,
+    }
+
+
+def task_line(result: dict[str, Any]) -> dict[str, Any]:
+    """One executed task as a run record keeps it: what it was asked, with what, and what it gave."""
+    return {
+        "id": result.get("task_id", ""),
+        "goal": result.get("goal", ""),
+        "tool": result.get("tool"),
+        "status": result.get("status", ""),
+        "output": (result.get("output") or "")[:TASK_OUTPUT_CHARS],
+        "error": result.get("error"),
+        "calls": [call.get("args", {}) for call in result.get("tool_calls", [])],
+        "plan_version": result.get("plan_version"),
     }
 
 
