@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.commands import Handler, command_group, echo, guarded
-from evals.bfcl_data import DEFAULT_CATEGORIES, SPLITS, is_relevance
+from evals.bfcl_data import DEFAULT_CATEGORIES, SPLITS, TOOL_DOCS, is_relevance
 from evals.bfcl_fetch import BfclDataError
 from evals.bfcl_run import MODES
 from models.config import ROLES, ConfigError
@@ -24,6 +24,7 @@ def _command(args: argparse.Namespace, categories: tuple[str, ...]) -> str:
     """The command line that reproduces (or resumes) this run."""
     words = ["aisearch", "eval", "bfcl", "--role", args.role, "--split", args.split]
     words += ["--mode", args.mode] if args.mode != "fc" else []
+    words += ["--tool-docs", args.tool_docs] if args.tool_docs != "original" else []
     for category in categories if categories != DEFAULT_CATEGORIES else ():
         words += ["--category", category]
     for flag in ("model", "base_url", "n", "data_dir", "run"):
@@ -34,7 +35,7 @@ def _command(args: argparse.Namespace, categories: tuple[str, ...]) -> str:
 
 def cmd_bfcl(args: argparse.Namespace) -> int:
     """Run the chosen BFCL categories through one role's model and print the report."""
-    from evals.bfcl_data import load_tasks
+    from evals.bfcl_data import load_tasks, with_refined_documents
     from evals.bfcl_fetch import data_dir, ensure_bfcl
     from evals.bfcl_run import BfclOptions, default_run_dir, run_bfcl
     from evals.bfcl_score import Scorer
@@ -51,6 +52,17 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     tasks = load_tasks(data, categories, args.split, args.n)
     if not tasks:
         raise BfclDataError(f"no tasks in split {args.split!r} of {', '.join(categories)}")
+    refined_documents: dict[str, str] = {}
+    stale: list[str] = []
+    if args.tool_docs == "refined":
+        tasks, shown = with_refined_documents(tasks)
+        refined_documents, stale = shown.refined, shown.stale
+        if not refined_documents:
+            raise ValueError(
+                "--tool-docs refined: no stored refinement was made from these tasks' function documents"
+                + (f" ({', '.join(stale)} started from another original)" if stale else "")
+                + "; run `aisearch tools refine SERVER` first"
+            )
 
     settings = load_model_settings(args.config)
     overrides = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
@@ -65,6 +77,9 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
         split=args.split,
         mode=args.mode,
         n=args.n,
+        tool_docs=args.tool_docs,
+        refined_documents=refined_documents,
+        stale_refinements=stale,
         timeout_s=args.timeout or role.timeout_s,
         command=_command(args, categories),
     )
@@ -141,7 +156,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     bfcl.add_argument("--n", type=int, help="the first N tasks of each category in the split (default all)")
     bfcl.add_argument("--timeout", type=float, help="seconds per task (default: the role's timeout)")
     bfcl.add_argument(
-        "--data-dir", help="a folder of BFCL-format files to read instead of the pinned release"
+        "--data-dir",
+        help="a folder of BFCL-format files to read instead of the pinned release (the bundled tools' "
+        "task set: evals/data/bundled_tools)",
+    )
+    bfcl.add_argument(
+        "--tool-docs",
+        choices=TOOL_DOCS,
+        default="original",
+        help="original: the functions' own descriptions (default); refined: the document DRAFT refined "
+        "from a function's description where one is stored (`aisearch tools refine SERVER`), for "
+        "functions named like the refined tools (server.tool)",
     )
     bfcl.add_argument("--run", help="run name under results (or a path); default from date, role, model")
     bfcl.add_argument("--fresh", action="store_true", help="start the run over instead of resuming it")

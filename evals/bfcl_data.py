@@ -9,17 +9,22 @@ only whether the model calls a function counts.
 The split is fixed by a salted sha256 of each task's id (ids name their category, so every
 category is split on its own): 60 % train, 20 % dev, 20 % test. The test part is never used to
 train, select checkpoints or tune prompts.
+
+:func:`with_refined_documents` shows the functions' DRAFT-refined documents instead of their own
+(``aisearch eval bfcl --tool-docs refined``): a function named like a refined tool
+(``python.calculate``) whose description is the original the refinement started from.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from evals.bfcl_fetch import BfclDataError
 from evals.data_files import id_bucket, json_lines
+from tools.refinements import description_hash, refined_path, refinement_of
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +42,7 @@ DEFAULT_CATEGORIES: tuple[str, ...] = (
 )
 NOT_SINGLE_TURN = ("multi_turn", "memory", "web_search", "format_sensitivity")
 FILE_PREFIX = "BFCL_v4_"
+TOOL_DOCS: tuple[str, ...] = ("original", "refined")
 
 
 @dataclass(frozen=True)
@@ -143,3 +149,44 @@ def load_tasks(
         selected += tasks[:n] if n is not None else tasks
     log.info("%d BFCL tasks (%s, split %s, n %s)", len(selected), ",".join(categories), split, n)
     return selected
+
+
+@dataclass(frozen=True)
+class RefinedDocuments:
+    """Which functions were shown a refined document, and which refinements were left out."""
+
+    refined: dict[str, str]  # function name -> hash of the refined document shown
+    stale: list[str]  # functions whose stored refinement started from another original
+
+
+def with_refined_documents(
+    tasks: list[BfclTask], root: Path | None = None
+) -> tuple[list[BfclTask], RefinedDocuments]:
+    """``tasks`` with each function's description replaced by the document DRAFT refined from it.
+
+    Only a refinement made from that very description counts, as in the hub
+    (``tools/refinements.py``; ``root``: the tools directory, default the user's); one made from
+    another original is reported as stale and not shown.
+    """
+    shown: dict[tuple[str, str], str] = {}
+    refined: dict[str, str] = {}
+    stale: set[str] = set()
+    out = []
+    for task in tasks:
+        functions = []
+        for function in task.functions:
+            name, description = str(function.get("name", "")), str(function.get("description", ""))
+            key = (name, description)
+            if key not in shown:
+                refinement = refinement_of(name, description, root)
+                shown[key] = description if refinement is None else refinement.refined
+                if refinement is not None:
+                    refined[name] = description_hash(refinement.refined)
+                elif refined_path(name, root).is_file():
+                    stale.add(name)
+            functions.append({**function, "description": shown[key]})
+        out.append(replace(task, functions=functions))
+    if stale:
+        log.warning("refinements of another original, not shown: %s", ", ".join(sorted(stale)))
+    log.info("refined documents shown for %d functions: %s", len(refined), ", ".join(sorted(refined)))
+    return out, RefinedDocuments(dict(sorted(refined.items())), sorted(stale))

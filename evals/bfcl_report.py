@@ -5,7 +5,9 @@ as BFCL averages its categories), ``micro_accuracy`` (over all tasks), ``failure
 and timeouts, scored wrong), ``p50_ms`` / ``p80_ms`` (per-step latency over the steps that got a
 reply), ``by_category`` (the same keys per category), ``sources`` (how the calls were read:
 ``tool_calls``, ``text`` or ``none``), ``error_types`` (BFCL's reasons), and the run's config
-(role, model, endpoint, split, data, command, date, versions, machine).
+(role, model, endpoint, split, data, the tool documents shown — ``tool_docs``, and with refined
+documents ``refined_documents``, the functions that had one, and ``stale_refinements`` — command,
+date, versions, machine).
 """
 
 from __future__ import annotations
@@ -60,6 +62,18 @@ def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:,.0f}"
 
 
+def _tool_docs(config: dict[str, Any]) -> str:
+    """Which tool documents the run showed: the functions' own, or their DRAFT-refined ones."""
+    if config.get("tool_docs", "original") == "original":
+        return "original"
+    refined = config.get("refined_documents") or {}
+    text = f"refined, for {', '.join(f'`{name}`' for name in refined) or 'no function'}"
+    stale = config.get("stale_refinements") or []
+    if stale:
+        text += f"; refined from another original, not shown: {', '.join(f'`{name}`' for name in stale)}"
+    return text
+
+
 def markdown(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
     """The run's report as Markdown."""
     config = summary.get("config", {})
@@ -71,6 +85,7 @@ def markdown(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
         f"- **date**: {config.get('date', '')}",
         f"- **role / model**: {config.get('role')} / `{config.get('model')}` at {config.get('base_url')}",
         f"- **mode**: {config.get('mode', 'fc')}",
+        f"- **tool documents**: {_tool_docs(config)}",
         f"- **data**: {config.get('data')}, split **{config.get('split')}**, "
         f"{config.get('n') or 'all'} per category",
         f"- **machine**: {machine.get('cpus')} CPUs, load {machine.get('load_average')}",

@@ -12,6 +12,9 @@ The reply's ``tool_calls``, or the calls written in its text, are scored by BFCL
 (:mod:`evals.bfcl_score`). The step's wall time is its latency. An endpoint error or a timeout is
 recorded as that task's failure (scored wrong) and the run goes on.
 
+With ``tool_docs="refined"`` the tasks come with their functions' DRAFT-refined documents
+(:func:`evals.bfcl_data.with_refined_documents`), and the options record which functions had one.
+
 One line per task is appended to ``<run_dir>/bfcl.jsonl`` as soon as it is scored, so a stopped run
 resumes where it stopped; then ``summary.json`` and ``report.md`` are written
 (:mod:`evals.bfcl_report`). Tasks run one at a time, so latencies are not inflated by each other.
@@ -74,6 +77,9 @@ class BfclOptions:
     n: int | None = None
     timeout_s: float = 180.0
     data: str = f"{BFCL_PACKAGE}=={BFCL_VERSION}"
+    tool_docs: str = "original"  # or "refined": the functions' DRAFT-refined documents where stored
+    refined_documents: dict[str, str] = field(default_factory=dict)  # function -> refined document's hash
+    stale_refinements: list[str] = field(default_factory=list)  # refined from another original: not shown
     run_dir: Path | None = None
     command: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -90,6 +96,8 @@ def default_run_dir(options: BfclOptions) -> Path:
     parts += [options.split, f"n{options.n if options.n is not None else 'all'}"]
     if options.mode != "fc":
         parts.append(options.mode)
+    if options.tool_docs != "original":
+        parts.append(f"{options.tool_docs}-docs")
     if tuple(options.categories) != DEFAULT_CATEGORIES:
         parts.append(_slug("+".join(options.categories)))
     return RESULTS_DIR / "-".join(parts)
@@ -171,7 +179,12 @@ async def run_bfcl(
 
     run_dir = Path(options.run_dir or default_run_dir(options))
     run_dir.mkdir(parents=True, exist_ok=True)
-    check_resume(run_dir, options, keys=("role", "model", "base_url", "split", "mode", "data"))
+    check_resume(
+        run_dir,
+        options,
+        keys=("role", "model", "base_url", "split", "mode", "data", "tool_docs", "refined_documents"),
+        defaults={"tool_docs": "original", "refined_documents": {}},
+    )
     config = {**json.loads(json.dumps(asdict(options), default=str)), "run_dir": str(run_dir)}
     (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     records_path = run_dir / RECORDS

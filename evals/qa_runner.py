@@ -179,13 +179,19 @@ def environment() -> dict[str, Any]:
     }
 
 
-def check_resume(run_dir: Path, options: Any, keys: tuple[str, ...] = ("data", "systems", "judge")) -> None:
+def check_resume(
+    run_dir: Path,
+    options: Any,
+    keys: tuple[str, ...] = ("data", "systems", "judge"),
+    defaults: dict[str, Any] | None = None,
+) -> None:
     """Refuse to append to a run made with other data or systems (a different experiment).
 
     Args:
         run_dir: the run directory (its ``config.json`` holds the previous run's options).
         options: this run's options (a dataclass).
         keys: the options that must not change between the sittings of one run.
+        defaults: what a key a run recorded before the option existed stood for.
 
     Raises:
         ValueError: when one of ``keys`` differs from the recorded run's.
@@ -196,7 +202,7 @@ def check_resume(run_dir: Path, options: Any, keys: tuple[str, ...] = ("data", "
     previous = json.loads(config_path.read_text(encoding="utf-8"))
     for key in keys:
         now = json.loads(json.dumps(asdict(options)[key], default=str))
-        if previous.get(key) != now:
+        if previous.get(key, (defaults or {}).get(key)) != now:
             raise ValueError(
                 f"{run_dir} holds a run with {key}={previous.get(key)!r}, not {now!r}; "
                 "choose another --run or --fresh to start it over"

@@ -15,15 +15,19 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from evals.bfcl_data import DEFAULT_CATEGORIES, load_tasks
-from evals.bfcl_run import RECORDS, SYSTEM_PROMPT, BfclOptions, run_bfcl
+from evals.bfcl_data import DEFAULT_CATEGORIES, load_tasks, with_refined_documents
+from evals.bfcl_run import RECORDS, SYSTEM_PROMPT, BfclOptions, default_run_dir, messages_for, run_bfcl
 from evals.bfcl_score import Scorer
+from evals.bundled_tools import SET_DIR
 from tests.conftest import REPO
 from tests.support.bfcl import FIXTURE_DATA, bfcl_root  # noqa: F401 - a fixture
 from tests.support.fake_openai import fake_openai
 from tests.support.fakes import ScriptedChatModel
+from tools.refinements import Refinement, description_hash, save_refinement
 
 IRRELEVANCE = load_tasks(FIXTURE_DATA, ("irrelevance",))
+BUNDLED_IRRELEVANCE = load_tasks(SET_DIR, ("bundled_irrelevance",))
+REFINED = "Calculator: evaluates one arithmetic expression, e.g. '17 * 23 + 4' (refined by DRAFT)."
 
 
 class ToolCallingModel(BaseChatModel):
@@ -223,3 +227,96 @@ def test_prompt_mode_sends_bfcls_prompt_and_no_tools(tmp_path: Path, bfcl_root: 
     assert "[func_name1(params_name1=params_value1" in system and '"geometry.triangle_area"' in system
     with pytest.raises(ValueError, match="mode"):
         run(options(tmp_path), model, tasks, Scorer(bfcl_root))  # the same run in another mode
+
+
+def store_refinements(tools_dir: Path) -> str:
+    """A refinement of ``python.calculate``'s current document, and one of an older ``clock.now``
+    document; the current document of ``python.calculate``."""
+    original = str(
+        next(
+            f["description"]
+            for t in BUNDLED_IRRELEVANCE
+            for f in t.functions
+            if f["name"] == "python.calculate"
+        )
+    )
+    save_refinement(
+        Refinement("python.calculate", original, description_hash(original), [REFINED]), tools_dir
+    )
+    older = "Tells the time."
+    save_refinement(
+        Refinement("clock.now", older, description_hash(older), ["Tells the time, anywhere."]), tools_dir
+    )
+    return original
+
+
+def shown(model: ToolCallingModel, name: str) -> set[str]:
+    """Every description of the tool ``name`` (API form) the model was given."""
+    return {
+        t["function"]["description"] for s in model.seen for t in s["tools"] if t["function"]["name"] == name
+    }
+
+
+def test_refined_documents_are_what_the_model_sees_and_the_run_records_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AISEARCH_TOOLS_DIR", str(tmp_path / "tools"))
+    original = store_refinements(tmp_path / "tools")
+    now_document = next(
+        f["description"] for t in BUNDLED_IRRELEVANCE for f in t.functions if f["name"] == "clock.now"
+    )
+    reply = [("", "None of these functions can do that.")]
+
+    plain = ToolCallingModel(script=reply, seen=[])
+    summary = run(options(tmp_path, run_dir=tmp_path / "original"), plain, BUNDLED_IRRELEVANCE, Scorer(None))
+    assert shown(plain, "python_calculate") == {original} and summary["config"]["tool_docs"] == "original"
+
+    tasks, docs = with_refined_documents(BUNDLED_IRRELEVANCE)
+    assert docs.refined == {"python.calculate": description_hash(REFINED)} and docs.stale == ["clock.now"]
+    refined_options = options(
+        tmp_path, tool_docs="refined", refined_documents=docs.refined, stale_refinements=docs.stale
+    )
+    model = ToolCallingModel(script=reply, seen=[])
+    summary = run(refined_options, model, tasks, Scorer(None))
+    assert shown(model, "python_calculate") == {REFINED}, "the refined document, in every python task"
+    assert shown(model, "clock_now") == {now_document}, "a refinement of another original is not shown"
+    assert shown(model, "python_run_python") == shown(plain, "python_run_python"), "unrefined: unchanged"
+    assert summary["n"] == 12 and summary["accuracy"] == 1.0
+    config = summary["config"]
+    assert config["tool_docs"] == "refined" and config["refined_documents"] == docs.refined
+    assert config["stale_refinements"] == ["clock.now"]
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert (
+        "- **tool documents**: refined, for `python.calculate`; refined from another original, not shown: `clock.now`"
+        in report
+    )
+    python_task = next(t for t in tasks if t.functions[0]["name"].startswith("python."))
+    assert REFINED in messages_for(python_task, "prompt")[0]["content"], "prompting mode shows it too"
+    assert original not in messages_for(python_task, "prompt")[0]["content"]
+
+    with pytest.raises(ValueError, match="tool_docs"):  # the same run with the original documents
+        run(options(tmp_path), plain, BUNDLED_IRRELEVANCE, Scorer(None))
+    assert default_run_dir(refined_options).name.endswith("refined-docs")
+
+
+@pytest.mark.slow
+def test_cli_sends_the_refined_documents_to_the_endpoint(tmp_path: Path) -> None:
+    store_refinements(tmp_path / "tools")
+    args = ("--data-dir", str(SET_DIR), "--category", "bundled_irrelevance", "--split", "all", "--n", "1")
+    with fake_openai([("", "None of the functions can do that.")]) as server:
+        env = cli_env(tmp_path, AISEARCH_BASE_URL=server.url, AISEARCH_TOOLS_DIR=str(tmp_path / "tools"))
+        done = cli(*args, "--tool-docs", "refined", "--run", str(tmp_path / "run"), "--json", "-q", env=env)
+    assert done.returncode == 0, done.stderr
+    tools = {t["function"]["name"]: t["function"]["description"] for t in server.bodies[0]["tools"]}
+    assert tools["python_calculate"] == REFINED
+    summary = json.loads(done.stdout)
+    assert summary["config"]["refined_documents"] == {"python.calculate": description_hash(REFINED)}
+    assert "--tool-docs refined" in summary["config"]["command"]
+    empty = cli_env(
+        tmp_path, AISEARCH_BASE_URL="http://127.0.0.1:9/v1", AISEARCH_TOOLS_DIR=str(tmp_path / "none")
+    )
+    done = cli(*args, "--tool-docs", "refined", env=empty)
+    assert (
+        done.returncode == 2
+        and "no stored refinement was made from these tasks' function documents" in done.stderr
+    )

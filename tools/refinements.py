@@ -82,13 +82,20 @@ def load_refinement(tool: str, root: Path | None = None) -> Refinement | None:
         return None
 
 
+def refinement_of(tool: str, description: str, root: Path | None = None) -> Refinement | None:
+    """The stored refinement of ``tool`` made from ``description`` (the tool's current original),
+    or None: none is stored, or the stored one started from another original."""
+    refinement = load_refinement(tool, root)
+    if refinement is None or refinement.original_hash != description_hash(description):
+        return None
+    return refinement
+
+
 def refined_document(tool: str, description: str, root: Path | None = None) -> str:
     """The document to show for ``tool``: its refinement when one was made from ``description``
     (the tool's current original), else ``description``."""
-    refinement = load_refinement(tool, root)
-    if refinement is None or refinement.original_hash != description_hash(description):
-        return description
-    return refinement.refined
+    refinement = refinement_of(tool, description, root)
+    return description if refinement is None else refinement.refined
 
 
 def original_document(tool: str, description: str, root: Path | None = None) -> str:
