@@ -89,7 +89,7 @@ def cmd_refine(args: argparse.Namespace) -> int:
 
 async def _refine(args: argparse.Namespace) -> int:
     from core.settings import load_settings
-    from tools.draft import DraftLimits, refine_tool
+    from tools.draft import REPLY_TOKENS, DraftLimits, refine_tool
     from tools.hub import ToolHub, original_spec
     from tools.index.embedder import shared_embedder
     from tools.refinements import save_refinement
@@ -100,7 +100,7 @@ async def _refine(args: argparse.Namespace) -> int:
     if args.server not in connections:
         raise ValueError(f"no MCP server {args.server!r} (known: {', '.join(sorted(connections))})")
     limits = DraftLimits(phi=args.phi, tau=args.tau, max_rounds=args.rounds)
-    chat = decomposer_chat(0.3, 700)
+    chat = decomposer_chat(0.3, REPLY_TOKENS)
     async with ToolHub.open({args.server: connections[args.server]}) as hub:
         if args.server in hub.server_errors:
             raise ValueError(f"MCP server {args.server} did not start: {hub.server_errors[args.server]}")

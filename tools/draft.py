@@ -37,6 +37,9 @@ from tools.refinements import Refinement, description_hash
 
 log = logging.getLogger(__name__)
 MAX_DOC_CHARS = 3000
+# a reply must hold a whole rewritten document (up to MAX_DOC_CHARS, ~750 tokens) in its JSON:
+# at 700 tokens the 1.5B's rewrites of the calculator's document were cut off mid-string
+REPLY_TOKENS = 1200
 MAX_RESULT_CHARS = 1200
 M = TypeVar("M", bound=BaseModel)
 
@@ -81,7 +84,7 @@ def _ask(chat: ChatFn, prompt: str, shape: type[M]) -> M | None:
         value = extract_json(chat([{"role": "user", "content": prompt}]))
         return shape.model_validate(value)
     except (StructuredOutputError, ValidationError, ValueError) as exc:
-        log.info("DRAFT: unusable %s reply: %s", shape.__name__, exc)
+        log.warning("DRAFT: unusable %s reply: %s", shape.__name__, exc)
         return None
 
 
