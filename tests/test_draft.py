@@ -82,6 +82,23 @@ async def test_refinement_stops_at_its_round_budget(hub: ToolHub) -> None:
 
 
 @pytest.mark.slow
+async def test_a_rewrite_that_breaks_its_json_is_asked_again(hub: ToolHub) -> None:
+    spec = hub.specs["python.calculate"]
+    broken = '{"document": "Calculator: write "17 * 23" as is.", "next_direction": ""}'  # a quote unescaped
+    chat = ScriptedDraft(["Compute: 2 + 2"], [REFINED])
+    replies = iter([broken])
+
+    def chat_once_broken(messages: list[dict[str, str]]) -> str:
+        if messages[-1]["content"].startswith("You rewrite"):
+            return next(replies, None) or chat(messages)
+        return chat(messages)
+
+    refinement = await refine_tool(spec, hub, chat_once_broken, shared_embedder(), DraftLimits(max_rounds=1))
+
+    assert refinement.versions == [REFINED], "the second reply was used"
+
+
+@pytest.mark.slow
 async def test_a_stored_refinement_replaces_the_document_but_never_the_original(
     hub: ToolHub, tmp_path: Path
 ) -> None:

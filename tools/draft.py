@@ -51,7 +51,7 @@ class DraftLimits:
     phi: float = 0.9  # a trial at least this similar to an earlier one is rejected
     tau: float = 0.75  # Δ above this ends the refinement
     max_rounds: int = 4
-    max_tries: int = 3  # explorer attempts per round before the round is given up
+    max_tries: int = 3  # explorer (and rewriter) attempts per round before the round is given up
     timeout_s: float = 30.0  # per trial call
 
 
@@ -147,14 +147,15 @@ async def refine_tool(
                 arguments=json.dumps(trial.arguments), result=result, revisions=revisions,
             )}]
         )  # fmt: skip
-        rewrite = _ask(
-            chat,
-            render(
-                "draft_rewrite", tool=spec.name, doc=document, query=trial.query,
-                arguments=json.dumps(trial.arguments), result=result, suggestions=suggestions[:2000],
-            ),
-            Rewrite,
+        prompt = render(
+            "draft_rewrite", tool=spec.name, doc=document, query=trial.query,
+            arguments=json.dumps(trial.arguments), result=result, suggestions=suggestions[:2000],
         )  # fmt: skip
+        rewrite = None
+        for _ in range(limits.max_tries):  # a sampled reply may break its JSON (an unescaped quote)
+            rewrite = _ask(chat, prompt, Rewrite)
+            if rewrite is not None:
+                break
         if rewrite is None:
             refinement.stop = "rewriter: no usable document"
             break
