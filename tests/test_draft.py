@@ -85,7 +85,7 @@ async def test_refinement_stops_at_its_round_budget(hub: ToolHub) -> None:
 async def test_a_rewrite_that_breaks_its_json_is_asked_again(hub: ToolHub) -> None:
     spec = hub.specs["python.calculate"]
     broken = '{"document": "Calculator: write "17 * 23" as is.", "next_direction": ""}'  # a quote unescaped
-    chat = ScriptedDraft(["Compute: 2 + 2"], [REFINED])
+    chat = ScriptedDraft(["Compute: 2 + 2"], [REFINED.replace("'", "&amp;#39;")])
     replies = iter([broken])
 
     def chat_once_broken(messages: list[dict[str, str]]) -> str:
@@ -95,7 +95,7 @@ async def test_a_rewrite_that_breaks_its_json_is_asked_again(hub: ToolHub) -> No
 
     refinement = await refine_tool(spec, hub, chat_once_broken, shared_embedder(), DraftLimits(max_rounds=1))
 
-    assert refinement.versions == [REFINED], "the second reply was used"
+    assert refinement.versions == [REFINED], "the second reply was used, its quotes as quotes"
 
 
 @pytest.mark.slow

@@ -24,12 +24,12 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from models.factory import ChatFn
-from models.structured import StructuredOutputError, extract_json
+from models.structured import StructuredOutputError, decode_entities, extract_json
 from prompts import render
 from tools.hub import ToolHub, ToolSpec
 from tools.index.embedder import TextEmbedder
@@ -62,10 +62,19 @@ class Trial(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+def _plain(value: Any) -> Any:
+    """Quotes the model wrote as character references, even doubly (``&amp;#34;``), as quotes."""
+    for _ in range(3):
+        if not isinstance(value, str) or (decoded := decode_entities(value)) == value:
+            break
+        value = decoded
+    return value
+
+
 class Rewrite(BaseModel):
     """The rewriter's new document and the next direction to explore."""
 
-    document: str = Field(min_length=1)
+    document: Annotated[str, BeforeValidator(_plain), Field(min_length=1)]
     next_direction: str = ""
 
 
