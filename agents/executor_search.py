@@ -278,6 +278,13 @@ async def run_search_task(
             break
         progress.asked += queries
         outcomes = await _search_round(run, spec.name, queries, fixed, query_arg)
+        defaults = _fixed_args(task.model_copy(update={"args": {}}), spec, query_arg, budgets.search_k)
+        room = calls_left - len(progress.calls) - len(outcomes)
+        if fixed != defaults and room > 0 and not any(outcome.ok for outcome in outcomes):
+            # the plan's own arguments (a collection the index does not hold) failed every call
+            log.info("task %s: every call with %s failed; searching with the tool's defaults", task.id, fixed)
+            fixed = defaults
+            outcomes += await _search_round(run, spec.name, queries[:room], fixed, query_arg)
         progress.calls += outcomes
         fresh = [item for item in _interleave(outcomes, task) if item["id"] not in progress.passages]
         progress.passages.update((item["id"], item) for item in fresh)

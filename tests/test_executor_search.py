@@ -366,3 +366,26 @@ async def test_a_value_the_reader_cannot_tell_keeps_the_executors_answer(team: T
     assert (await search(team, hub, declared))[:2] == ("ok", "Wu: 156 BC"), "the reader said unknown"
     assert (await search(team, hub, passages))[:2] == ("ok", "Wu: 156 BC")
     assert len(team["writer"].calls) == 1, "passages are no value to read"
+
+
+@pytest.mark.slow
+async def test_a_plan_argument_that_fails_every_call_is_dropped_for_the_tools_default(
+    team: Team, docs_hub: ToolHub
+) -> None:
+    team["executor"].on(
+        SEARCH_JUDGE, {"answer": "1932", "sources": [1], "sufficient": True, "next_queries": []}
+    )
+    task = Task(
+        id="t1",
+        goal="When did the Kestrel Bridge open?",
+        tool="docsearch.search",
+        args={"query": "Kestrel Bridge opened", "collection": "musicue"},  # a collection nobody indexed
+    )
+    resources = team.resources(docs_hub, make_settings())
+
+    outcome = await run_search_task(
+        resources, task, docs_hub.specs["docsearch.search"], "query", payload(), ""
+    )
+
+    assert [(c.args.get("collection"), c.ok) for c in outcome.calls] == [("musicue", False), (None, True)]
+    assert outcome.status == "ok" and outcome.evidence[0]["title"] == "Kestrel Bridge"
