@@ -86,7 +86,7 @@ def plan_example(candidates: list[CandidateTool]) -> str:
         "id": "t3",
         "goal": "Difference of the two heights",
         "tool": calculator,
-        "args": {"expression": "{{t1}} - {{t2}}"} if calculator else {},
+        "args": {"expression": "abs({{t1}} - {{t2}})"} if calculator else {},  # "by how many": a size
         "deps": ["t1", "t2"],
         "returns": "meters",
     }

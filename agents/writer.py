@@ -52,6 +52,7 @@ SUMMARY_TOKENS = 64  # an open question's first turn: one sentence that sums the
 FULL_TOKENS = 512  # an open question's answer in full: a few cited paragraphs
 BRIEF = "with a short phrase only: {form}. No explanation, no full sentence."
 SUMMED_UP = "in one sentence that sums up the answer. No details yet."
+MAX_FINDING_CHARS = 80  # a task's value (a year, a number, a name), not a passage or a summary
 
 
 def number_sources(state: SearchState) -> list[Evidence]:
@@ -233,12 +234,30 @@ def _prompt(
         "writer_answer",
         today=state.get("today", ""),
         sources=format_sources(sources, [resolved, *hop_queries], max_chars) or "(none)",
-        findings=findings(state.get("hops") or []),
+        findings=findings(state.get("hops") or []) + plan_findings(state),
         missing=gaps,
         query=question,
         choices="" if reading.full else choices,
         how=SUMMED_UP if reading.full else BRIEF.format(form=form),
     )
+
+
+def plan_findings(state: SearchState) -> str:
+    """The values the Planner's tasks returned, in plan order, for the Writer's prompt ("" when
+    none): a computed difference is read from the calculator's task, not worked out again."""
+    plan = state.get("plan")
+    if state.get("route") != "planner" or not plan:
+        return ""
+    results = state.get("results", {})
+    found = []
+    for task in plan["tasks"]:
+        result = results.get(task["id"])
+        if result is None or result["status"] != "ok":
+            continue
+        value = " ".join(result["output"].split())
+        if 0 < len(value) <= MAX_FINDING_CHARS:
+            found.append(f"{result['goal'].rstrip(' ?.')}: {value}")
+    return "Found by the plan's tasks: " + "; ".join(found) + "\n" if found else ""
 
 
 async def _read(

@@ -64,7 +64,7 @@ async def test_two_looked_up_years_reach_the_calculator_as_numbers(
         },
     )
     team["executor"].on(
-        EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].strip()}
+        EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].split("\n")[0]}
     )
     team["writer"].on(HOP_READ, read_year).on(
         WRITER, "The bridge opened 61 years after the lighthouse was built [1]."
@@ -81,3 +81,9 @@ async def test_two_looked_up_years_reach_the_calculator_as_numbers(
     assert call["args"] == {"expression": "1932 - 1871"} and results["t3"]["output"].startswith("61")
     assert all(r["status"] == "ok" for r in results.values())
     assert state["plan"]["version"] == 1, "computed without a re-plan"
+    (answer_turn,) = [c.prompt for c in team["writer"].calls if WRITER in c.prompt]
+    assert (
+        "Found by the plan's tasks: Year the Kestrel Bridge opened: 1932; Year the Harrow Point"
+        in answer_turn
+    )
+    assert "Difference of the two years: 61" in answer_turn, "the Writer reads the computed value"
