@@ -261,6 +261,7 @@ async def run_search_task(
     calls_left = max(payload["tool_calls_left"], 0)
     deadline = payload.get("deadline", float("inf"))
     fixed = _fixed_args(task, spec, query_arg, budgets.search_k)
+    defaults = _fixed_args(task.model_copy(update={"args": {}}), spec, query_arg, budgets.search_k)
     progress = SearchProgress()
     planned = _plan_query(task, query_arg)
     queries = [planned] if planned else None
@@ -278,7 +279,6 @@ async def run_search_task(
             break
         progress.asked += queries
         outcomes = await _search_round(run, spec.name, queries, fixed, query_arg)
-        defaults = _fixed_args(task.model_copy(update={"args": {}}), spec, query_arg, budgets.search_k)
         room = calls_left - len(progress.calls) - len(outcomes)
         if fixed != defaults and room > 0 and not any(outcome.ok for outcome in outcomes):
             # the plan's own arguments (a collection the index does not hold) failed every call
