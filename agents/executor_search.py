@@ -159,14 +159,17 @@ def _interleave(outcomes: list[ToolOutcome], task: Task) -> list[Evidence]:
 
 
 def _fixed_args(task: Task, spec: ToolSpec, query_arg: str, k: int) -> dict[str, Any]:
-    """The plan's arguments other than the query (collection, filters…), with a default ``k``."""
+    """The plan's arguments other than the query (collection, filters…), with ``k`` at least the
+    search budget's: a plan's ``"k": 1`` is a guess that leaves the reader one passage, often the
+    other entity's."""
     args = {
         key: value
         for key, value in (task.args or {}).items()
         if key != query_arg and not REF_PATTERN.search(json.dumps(value))
     }
-    if "k" in spec.parameters.get("properties", {}) and "k" not in args:
-        args["k"] = k
+    if "k" in spec.parameters.get("properties", {}):
+        planned = args.get("k")
+        args["k"] = max(planned, k) if isinstance(planned, int) and not isinstance(planned, bool) else k
     return args
 
 

@@ -158,7 +158,9 @@ class EarlyStart:
                 return
             if not all(self._status(dep) == "ok" for dep in task.deps):
                 continue
-            outputs = {dep: result["output"] for dep in task.deps if (result := self._result(dep)) is not None}
+            outputs = {
+                dep: result["output"] for dep in task.deps if (result := self._result(dep)) is not None
+            }
             pending = self._start(task, outputs)
             if pending is None:  # no tool calls left to grant: the dispatcher will send it
                 return

@@ -27,6 +27,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
 from agents.id_deps import needs_of, wire_id_dependencies
+from agents.plan_grounding import ungrounded_numbers
 from agents.plan_prompt import PlanSketch, plan_prompt, sketch_model
 from agents.plan_stream import early_results, early_start
 from agents.tool_history import chain_hint
@@ -261,6 +262,7 @@ async def plan(
     taken = kept_ids | set(results) | {r["task_id"] for r in state.get("discarded", [])}
 
     incomplete = set(incomplete_ids) if mode == "augment" else set()
+    known = [results[task.id]["output"] for task in kept if task.id in results]
 
     def whole(new_tasks: list[Task]) -> Plan:
         """The next plan: the kept tasks and the new ones wired in, validated as one DAG."""
@@ -283,6 +285,9 @@ async def plan(
             known_ids=kept_ids,
         )
         whole(tasks)  # the repair round also sees what joining the kept tasks would break
+        invented = ungrounded_numbers(tasks, query, known, state.get("today", ""))
+        if invented:
+            raise PlanError(invented)
         return tasks
 
     prompt = plan_prompt(

@@ -121,7 +121,10 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str], short: 
         "text": text.strip(),
         "citations": citations,
         "sources": [
-            cast(Source, {"n": n, **{k: s[k] for k in ("id", "kind", "title", "source", "published") if k in s}})
+            cast(
+                Source,
+                {"n": n, **{k: s[k] for k in ("id", "kind", "title", "source", "published") if k in s}},
+            )
             for n, s in enumerate(sources, start=1)
         ],
         "basis": "sources" if sources else "model_knowledge",

@@ -139,7 +139,9 @@ async def test_runner_scores_both_systems_offline_and_resumes_after_a_crash(
     assert first["systems"]["aisearch"]["trajectory"][:2] == ["master", "select_tools"]
     assert first["systems"]["aisearch"]["node_seconds"]["writer"] >= 0
     tasks = first["systems"]["aisearch"]["tasks"]
-    assert tasks and all(t["tool"] and t["calls"][0].get("query") for t in tasks), "what each task was called with"
+    assert tasks and all(t["tool"] and t["calls"][0].get("query") for t in tasks), (
+        "what each task was called with"
+    )
     assert first["systems"]["rag"]["evidence"][0]["title"] in {"Harrow Point Lighthouse", "Miriam Calloway"}
     assert first["judge"]["pairwise"] == {"aisearch_vs_rag": "tie"}
     assert (run_dir / "report.md").exists() and (run_dir / "summary.json").exists()

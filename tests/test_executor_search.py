@@ -145,17 +145,20 @@ async def test_the_tool_call_budget_caps_the_sub_queries(team: Team, hub: ToolHu
 
 
 @pytest.mark.slow
-async def test_the_planners_query_is_the_first_round_and_other_args_are_kept(
-    team: Team, hub: ToolHub
+@pytest.mark.parametrize(("planned", "used"), [(1, 5), (8, 8)])
+async def test_the_planners_query_is_the_first_round_and_its_k_is_floored_at_the_budget(
+    team: Team, hub: ToolHub, planned: int, used: int
 ) -> None:
     team["executor"].on(
         SEARCH_JUDGE, {"answer": "156 BC", "sources": [1], "sufficient": True, "next_queries": []}
     )
-    task = Task(id="t1", goal="When was Wu born?", tool="facts.search", args={"query": "Liu Che", "k": 1})
+    task = Task(
+        id="t1", goal="When was Wu born?", tool="facts.search", args={"query": "Liu Che", "k": planned}
+    )
 
-    status, output, _, calls, evidence = await search(team, hub, task)
+    status, output, _, calls, evidence = await search(team, hub, task, search_k=5)
 
-    assert [c.args for c in calls] == [{"query": "Liu Che", "k": 1}]
+    assert [c.args for c in calls] == [{"query": "Liu Che", "k": used}]
     assert not [c for c in team["executor"].calls if SUBQUERIES in c.prompt], "no sub-query call needed"
     assert (status, output, [e["id"] for e in evidence]) == ("ok", "156 BC", ["p-wu-1"])
 

@@ -55,13 +55,19 @@ def test_every_variable_sets_one_setting() -> None:
         ("AISEARCH_BFCL_WHEEL", "/w.whl", lambda s: s.evals.bfcl_wheel, Path("/w.whl")),
     ],
 )
-def test_a_variable_sets_its_field(tmp_path: Path, variable: str, value: str, read: Any, expected: Any) -> None:
+def test_a_variable_sets_its_field(
+    tmp_path: Path, variable: str, value: str, read: Any, expected: Any
+) -> None:
     assert read(_settings(tmp_path, {})) != expected
     assert read(_settings(tmp_path, {variable: value})) == expected
 
 
 def test_secrets_stay_secret(tmp_path: Path) -> None:
-    env = {"AISEARCH_HTTP_TOKEN": "tok-123", "AISEARCH_RERANK_API_KEY": "rk-456", "AISEARCH_JUDGE_API_KEY": "jk"}
+    env = {
+        "AISEARCH_HTTP_TOKEN": "tok-123",
+        "AISEARCH_RERANK_API_KEY": "rk-456",
+        "AISEARCH_JUDGE_API_KEY": "jk",
+    }
     settings = _settings(tmp_path, env)
     assert "tok-123" not in repr(settings) and "rk-456" not in settings.model_dump_json()
     assert settings.http.token is not None and settings.http.token.get_secret_value() == "tok-123"

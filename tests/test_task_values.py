@@ -46,13 +46,13 @@ def read_year(prompt: str) -> str:
     return "1932" if "Kestrel" in question else "1871"
 
 
-@pytest.mark.slow
-async def test_two_looked_up_years_reach_the_calculator_as_numbers(
-    docs_hub: ToolHub, fixture_index: Path
-) -> None:
+def scripted_team(*plans: dict) -> Team:
+    """A team whose Planner writes ``plans[0]`` and, asked to repair it, ``plans[1]``."""
     team = Team()
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
-    team["planner"].on(PLANNER, PLAN)
+    if len(plans) > 1:
+        team["planner"].on("come neither from the question", plans[1])
+    team["planner"].on(PLANNER, plans[0])
     # the executor model reads each lookup as a sentence, which no calculator takes
     team["executor"].on(
         EXEC_SEARCH_JUDGE,
@@ -69,11 +69,23 @@ async def test_two_looked_up_years_reach_the_calculator_as_numbers(
     team["writer"].on(HOP_READ, read_year).on(
         WRITER, "The bridge opened 61 years after the lighthouse was built [1]."
     )
+    return team
 
+
+async def run_team(team: Team, docs_hub: ToolHub) -> dict:
     settings = make_settings()
     settings.tool_candidates = 12  # the calculator among them
-
     state, _, _ = await run(team.resources(docs_hub, settings), QUERY)
+    return state
+
+
+@pytest.mark.slow
+async def test_two_looked_up_years_reach_the_calculator_as_numbers(
+    docs_hub: ToolHub, fixture_index: Path
+) -> None:
+    team = scripted_team(PLAN)
+
+    state = await run_team(team, docs_hub)
 
     results = state["results"]
     assert (results["t1"]["output"], results["t2"]["output"]) == ("1932", "1871")
@@ -87,3 +99,25 @@ async def test_two_looked_up_years_reach_the_calculator_as_numbers(
         in answer_turn
     )
     assert "Difference of the two years: 61" in answer_turn, "the Writer reads the computed value"
+
+
+@pytest.mark.slow
+async def test_a_year_the_planner_did_not_look_up_sends_the_plan_back_for_repair(
+    docs_hub: ToolHub, fixture_index: Path
+) -> None:
+    # the small Planner "knows" the lighthouse's year and types it into the calculation
+    invented = {
+        "reasoning": "One lookup, then the difference.",
+        "tasks": [
+            PLAN["tasks"][0],
+            {**PLAN["tasks"][2], "args": {"expression": "{{t1}} - 1870"}, "deps": ["t1"]},
+        ],
+    }
+    team = scripted_team(invented, PLAN)
+
+    state = await run_team(team, docs_hub)
+
+    (entry,) = state["plan_log"]
+    assert [t["id"] for t in entry["tasks"]] == ["t1", "t2", "t3"] and not entry["fallback"]
+    assert "the number(s) 1870 in its args come neither from the question" in entry["errors"][0]
+    assert state["results"]["t3"]["tool_calls"][0]["args"] == {"expression": "1932 - 1871"}

@@ -84,6 +84,15 @@ CLOCK_QUESTION = re.compile(
     r"date today|days (until|since|between|from))\b",
     re.IGNORECASE,
 )
+# Questions measured from the present ("how old is", "how long ago", "so far"): a plan may
+# take today's date from its prompt for them (agents/plan_grounding.py); for any other question a
+# year the plan did not look up is an invented fact. Written from general English for plan
+# grounding, not read off a question set; none of the 16 compositional questions matches it. Not
+# measured on held-out data.
+FROM_THE_PRESENT = re.compile(
+    r"\b(how old|ago|so far|to date|until now|up to now|since then|this year|current age|age of)\b",
+    re.IGNORECASE,
+)
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|year|weekend)"
 # The catalogue decomposer's form (tools/catalog/decompose.py: an implied "current date and time"
 # intent). Added by hand with implied needs in retrieval (ff4af7c); no record of the questions it

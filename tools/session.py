@@ -139,7 +139,9 @@ class ServerSession:
                 owner.cancel()
                 _, pending = await asyncio.wait({owner}, timeout=self.limits.close_timeout_s)
             if pending:
-                log.warning("MCP server %r did not stop within %g s", self.name, 2 * self.limits.close_timeout_s)
+                log.warning(
+                    "MCP server %r did not stop within %g s", self.name, 2 * self.limits.close_timeout_s
+                )
         if self._owner is owner:  # a halt cut short leaves the owner for close() to stop
             self._owner = None
 

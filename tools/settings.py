@@ -56,7 +56,9 @@ class IndexSettings(SettingsGroup):
         doc="comma-separated modules whose docs form the default corpus (empty: none)",
     )
     corpus_topics: bool = setting(
-        True, env="AISEARCH_DEFAULT_CORPUS_TOPICS", doc="the default corpus holds the pydoc language-reference topics"
+        True,
+        env="AISEARCH_DEFAULT_CORPUS_TOPICS",
+        doc="the default corpus holds the pydoc language-reference topics",
     )
 
 
@@ -95,7 +97,10 @@ class ServerSettings(SettingsGroup):
         doc="the python sandbox runs in Linux namespaces; off is weaker (docs/security.md)",
     )
     clock_now: datetime | None = setting(
-        None, env="AISEARCH_CLOCK_NOW", shown="the real time", doc="pin the clock server to an ISO timestamp (tests)"
+        None,
+        env="AISEARCH_CLOCK_NOW",
+        shown="the real time",
+        doc="pin the clock server to an ISO timestamp (tests)",
     )
 
 

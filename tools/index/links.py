@@ -77,9 +77,7 @@ class TitleLinks:
         return found
 
 
-def linked_documents(
-    links: TitleLinks, texts: Sequence[str], own_titles: Iterable[str]
-) -> list[Document]:
+def linked_documents(links: TitleLinks, texts: Sequence[str], own_titles: Iterable[str]) -> list[Document]:
     """The documents ``texts`` name, in order (text by text), except those titled ``own_titles``."""
     own = {title_key(title) for title in own_titles}
     found: list[Document] = []

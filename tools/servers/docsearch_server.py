@@ -206,7 +206,8 @@ def main(argv: list[str] | None = None) -> None:
         help="do not build the default 'docs' collection when missing",
     )
     parser.add_argument(
-        "--collection", help="collection searched when a call names none (default $AISEARCH_DOCSEARCH_COLLECTION or docs)"
+        "--collection",
+        help="collection searched when a call names none (default $AISEARCH_DOCSEARCH_COLLECTION or docs)",
     )
     parser.add_argument("--rerank", action="store_true", help="LLM listwise rerank of the top 20 (slow)")
     parser.add_argument(

@@ -51,7 +51,9 @@ class WebSearchConfig(SettingsGroup):
         shown="none",
         doc="a SearxNG instance (its JSON format enabled); setting it turns web search on",
     )
-    tavily_api_key: SecretStr | None = setting(None, env=KEY_ENV["tavily"], doc="Tavily's key (sent to Tavily only)")
+    tavily_api_key: SecretStr | None = setting(
+        None, env=KEY_ENV["tavily"], doc="Tavily's key (sent to Tavily only)"
+    )
     brave_api_key: SecretStr | None = setting(
         None, env=KEY_ENV["brave"], doc="Brave Search's key (sent to Brave only)"
     )

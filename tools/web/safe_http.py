@@ -202,7 +202,9 @@ class SafeFetcher:
                     truncated = True
                     break
         except httpx.HTTPError as exc:
-            raise FetchFailed(f"{target}: {type(exc).__name__}: {str(exc) or 'the download broke off'}") from None
+            raise FetchFailed(
+                f"{target}: {type(exc).__name__}: {str(exc) or 'the download broke off'}"
+            ) from None
         return Download(
             str(target), content_type or "text/html", response.charset_encoding, bytes(body), truncated
         )

@@ -1,0 +1,52 @@
+"""Plan grounding: a number in a tool call must come from the question, a result or arithmetic."""
+
+from __future__ import annotations
+
+from agents.plan_grounding import numbers_in, ungrounded_numbers
+from core.plan import Task
+
+QUERY = "How many years after Ulrich Walter was born was Luca Parmitano born?"
+
+
+def calc(expression: str, task_id: str = "t2") -> Task:
+    return Task(id=task_id, goal="Difference", tool="python.calculate", args={"expression": expression})
+
+
+def test_a_year_typed_into_a_calculation_is_ungrounded() -> None:
+    (problem,) = ungrounded_numbers([calc("{{t1}} - 1976")], QUERY)
+    assert problem.startswith("task t2: the number(s) 1976 in its args come neither from the question")
+
+
+def test_referenced_results_digits_and_unit_factors_are_grounded() -> None:
+    tasks = [calc("abs({{t1}} - {{t2.year}}) * 12 / 2 + 0.5"), calc("{{t3}} / 365", "t4")]
+    assert ungrounded_numbers(tasks, QUERY) == []
+
+
+def test_numbers_from_the_question_or_an_earlier_result_are_grounded() -> None:
+    question = "How old was the bridge, opened in 1,932, in 2001?"
+    assert ungrounded_numbers([calc("2001 - 1932")], question) == []
+    assert ungrounded_numbers([calc("1954 - 1976")], QUERY, known=["Born 9 February 1954", "1976"]) == []
+
+
+def test_an_invented_date_in_any_string_argument_is_ungrounded_but_settings_are_not() -> None:
+    diff = Task(
+        id="t1", goal="Years between", tool="clock.date_diff", args={"start": "1863-11-21", "end": "today"}
+    )
+    search = Task(
+        id="t2", goal="Look up", tool="docsearch.search", args={"query": "Walter astronaut", "k": 10}
+    )
+    free = Task(id="t3", goal="Recall 1976", tool=None, args={})
+    (problem,) = ungrounded_numbers([diff, search, free], QUERY)
+    assert "1863, 11, 21" in problem and problem.startswith("task t1")
+
+
+def test_numbers_glued_to_letters_are_not_numbers() -> None:
+    assert numbers_in("utf8 t12 v2.1 -> 07, 1,945.50") == ["7", "1945.5"]
+
+
+def test_todays_year_is_grounded_only_for_a_question_measured_from_the_present() -> None:
+    today = "2026-11-26 (Thursday)"
+    age = calc("2026 - {{t1}}")
+    assert ungrounded_numbers([age], "How old is Luca Parmitano?", today=today) == []
+    (problem,) = ungrounded_numbers([age], QUERY, today=today)
+    assert "2026" in problem
