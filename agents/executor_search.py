@@ -13,8 +13,9 @@ hope. Each round it
 It stops when the passages suffice, when the rounds, the tool calls or the wall clock run out, or
 when there is nothing new to ask. It returns the passages it relied on, so the Writer cites them.
 A task that declares what it returns (a year, a number, a name) ends in that value, read by the
-reader model from those passages (``agents/hop_read.py``): a later task computes with it, and the
-executor model's sentence is no operand for a calculator.
+reader model from the passages (``agents/hop_read.py``): a later task computes with it, and the
+executor model's sentence is no operand for a calculator. The reader reads each round's passages
+first; only when it cannot tell does the executor model judge them and refine the queries.
 
 Kept in one file (over 300 lines): the loop, its sub-queries and its judgement share the search
 progress and the query rules; split, each part would reach into the others.
@@ -129,6 +130,7 @@ class SearchProgress:
     calls: list[ToolOutcome] = field(default_factory=list)
     relied: list[str] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)
+    value_read: tuple[str, ...] = ()  # the passages the reader last read for the task's value
 
     def new_queries(self, queries: list[str]) -> list[str]:
         """``queries`` without repeats and without those already asked (ignoring case and spacing)."""
@@ -295,6 +297,10 @@ async def run_search_task(
             log.info("task %s round %d: nothing new for %s", task.id, round_index + 1, queries)
             queries = None
             continue
+        if declares_value(task) and (value := await _declared_value(run, task, progress, "")):
+            # the reader found the value: the executor model's judgement would only be read over
+            progress.relied = _holding(value, [progress.passages[pid] for pid in progress.value_read])
+            return TaskOutcome("ok", value, None, progress.calls, progress.relied_evidence())
         view = _view(progress, fresh)
         verdict = await _judge(run, task, view, inputs)
         cited = [view[n - 1]["id"] for n in verdict.sources if 1 <= n <= len(view)]
@@ -324,9 +330,13 @@ async def _declared_value(run: Run, task: Task, progress: SearchProgress, answer
     executor model's reading) when the task declares none, the reader cannot tell, or fails."""
     if not declares_value(task):
         return answer
-    relied = progress.relied_evidence()
+    relied = [progress.passages[pid] for pid in progress.relied if pid in progress.passages]
     rest = [item for item in progress.passages.values() if item not in relied]
     passages = (relied + rest)[:VALUE_PASSAGES]
+    ids = tuple(item["id"] for item in passages)
+    if ids == progress.value_read:
+        return answer  # read already, and the reader could not tell
+    progress.value_read = ids
     question = f"{' '.join(task.goal.split())} ({task.returns.strip()})"
     try:
         value = await read_hop(run, question, passages)
@@ -337,6 +347,13 @@ async def _declared_value(run: Run, task: Task, progress: SearchProgress, answer
         return answer
     log.info("task %s returns %r (the executor read %r)", task.id, value, answer[:80])
     return value
+
+
+def _holding(value: str, passages: list[Evidence]) -> list[str]:
+    """Ids of the passages that state ``value`` (the first passage read when none states it verbatim)."""
+    needle = " ".join(value.lower().split())
+    holding = [item["id"] for item in passages if needle in " ".join(item["content"].lower().split())]
+    return holding or [item["id"] for item in passages[:1]]
 
 
 def _goal_query(task: Task) -> str:

@@ -335,7 +335,9 @@ async def test_planner_runs_two_searches_in_parallel_and_the_writer_cites_both(
 
 
 @pytest.mark.slow
-async def test_a_task_that_declares_a_value_ends_in_the_readers_value(team: Team, hub: ToolHub) -> None:
+async def test_a_task_that_declares_a_value_ends_in_the_readers_value_without_a_judgement(
+    team: Team, hub: ToolHub
+) -> None:
     team["executor"].on(
         SEARCH_JUDGE,
         {
@@ -355,6 +357,7 @@ async def test_a_task_that_declares_a_value_ends_in_the_readers_value(team: Team
     assert (status, output, [e["id"] for e in evidence]) == ("ok", "156 BC", ["p-wu-1"])
     (read,) = [c.prompt for c in team["writer"].calls]
     assert "Question: Birth year of Wu (a year)" in read and "Emperor Wu of Han" in read
+    assert not [c for c in team["executor"].calls if SEARCH_JUDGE in c.prompt], "the reader found it first"
 
 
 @pytest.mark.slow
@@ -367,8 +370,9 @@ async def test_a_value_the_reader_cannot_tell_keeps_the_executors_answer(team: T
     passages = Task(id="t2", goal="Wu", tool="facts.search", args={"query": "Liu Che"}, returns="passages")
 
     assert (await search(team, hub, declared))[:2] == ("ok", "Wu: 156 BC"), "the reader said unknown"
+    assert len([c for c in team["executor"].calls if SEARCH_JUDGE in c.prompt]) == 1, "then the judge"
     assert (await search(team, hub, passages))[:2] == ("ok", "Wu: 156 BC")
-    assert len(team["writer"].calls) == 1, "passages are no value to read"
+    assert len(team["writer"].calls) == 1, "the same passages are not read twice; passages are no value"
 
 
 @pytest.mark.slow
