@@ -90,7 +90,7 @@ CLOCK_QUESTION = re.compile(
 # grounding, not read off a question set; none of the 16 compositional questions matches it. Not
 # measured on held-out data.
 FROM_THE_PRESENT = re.compile(
-    r"\b(how old|ago|so far|to date|until now|up to now|since then|this year|current age|age of)\b",
+    r"\b(how old|ago|so far|to date|until now|up to now|since then|this year|current age)\b",
     re.IGNORECASE,
 )
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|year|weekend)"
