@@ -1,4 +1,5 @@
-"""Plan grounding: every number a plan writes into a tool call comes from somewhere.
+"""Plan grounding: every number a plan writes into a tool call comes from somewhere, and every
+argument it writes out fits the tool's schema.
 
 A small Planner fills in facts it was asked to look up: a year it "knows" typed into a calculation
 (``{{t1}} - 1980`` beside a lookup of only the other year), a date invented for a date difference,
@@ -12,13 +13,24 @@ and augmentations), when it is a small constant of arithmetic (a single digit su
 the present ("how old is …": ``tools.question_forms.FROM_THE_PRESENT``). Only numbers inside
 string arguments count (``"k": 10`` is a setting, not a fact), and a number glued to letters
 (``utf8``, ``t2``) is not a number.
+
+An argument the plan writes out (no ``{{tN}}`` in it) is checked against the tool's JSON schema for
+what the value itself must be: a pattern, an enum, a constant, a length. A film's title as the
+start of a date difference fails the date pattern here, before the call, and the repair round
+plans a lookup or another tool. Types are not checked: the executor coerces ``"5"`` to ``5``.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from referencing.exceptions import Unresolvable
 
 from core.plan import REF_PATTERN, Task
 from tools.question_forms import FROM_THE_PRESENT
@@ -26,6 +38,10 @@ from tools.question_forms import FROM_THE_PRESENT
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 # Unit conversions (minutes, hours, days, months, percent, thousands) a calculation may use freely.
 UNIT_FACTORS = frozenset({"12", "24", "60", "100", "365", "1000"})
+# What a written-out value must be by itself; "type" and "required" are the executor's to settle.
+VALUE_RULES = frozenset({"pattern", "enum", "const", "minLength", "maxLength"})
+
+log = logging.getLogger(__name__)
 
 
 def numbers_in(text: str) -> list[str]:
@@ -79,4 +95,34 @@ def ungrounded_numbers(
                 "question nor from a task's result; add a lookup task that finds each one and "
                 "reference it as {{tN}} (list it in deps)"
             )
+    return problems
+
+
+def misfit_arguments(tasks: Iterable[Task], schemas: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One problem per written-out argument whose value the tool's schema rules out.
+
+    Args:
+        tasks: The plan's new tasks.
+        schemas: Each candidate tool's input schema, by qualified name.
+    """
+    problems = []
+    for task in tasks:
+        schema = schemas.get(task.tool or "")
+        if not schema:
+            continue
+        written = {k: v for k, v in task.args.items() if not REF_PATTERN.search(json.dumps(v, default=str))}
+        loose = {key: value for key, value in schema.items() if key != "required"}
+        try:
+            Draft202012Validator.check_schema(loose)
+            errors = list(Draft202012Validator(loose).iter_errors(written))
+        except (SchemaError, Unresolvable) as exc:  # a third-party schema it cannot read: no check
+            log.debug("schema of %s unreadable: %s", task.tool, exc)
+            continue
+        for error in errors:
+            if error.validator in VALUE_RULES and error.path:
+                name = str(error.path[0])
+                problems.append(
+                    f"task {task.id}: argument {name!r} = {json.dumps(written.get(name), default=str)[:80]} "
+                    f"does not fit {task.tool}: {error.message[:160]}"
+                )
     return problems

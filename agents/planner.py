@@ -27,7 +27,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
 from agents.id_deps import needs_of, wire_id_dependencies
-from agents.plan_grounding import ungrounded_numbers
+from agents.plan_grounding import misfit_arguments, ungrounded_numbers
 from agents.plan_prompt import PlanSketch, plan_prompt, sketch_model
 from agents.plan_stream import early_results, early_start
 from agents.tool_history import chain_hint
@@ -285,9 +285,14 @@ async def plan(
             known_ids=kept_ids,
         )
         whole(tasks)  # the repair round also sees what joining the kept tasks would break
-        invented = ungrounded_numbers(tasks, query, known, state.get("today", ""))
-        if invented:
-            raise PlanError(invented)
+        schemas = {
+            task.tool: run.tools.specs[task.tool].parameters for task in tasks if task.tool in run.tools.specs
+        }
+        problems = ungrounded_numbers(tasks, query, known, state.get("today", "")) + misfit_arguments(
+            tasks, schemas
+        )
+        if problems:
+            raise PlanError(problems)
         return tasks
 
     prompt = plan_prompt(

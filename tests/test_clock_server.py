@@ -13,8 +13,10 @@ import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 
+from agents.plan_grounding import misfit_arguments
+from core.plan import Task
 from tests.support.processes import stop_process
-from tools.servers.clock_server import date_diff, resolve_timezone, shift_date
+from tools.servers.clock_server import date_diff, mcp, resolve_timezone, shift_date
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PINNED_NOW = "2026-11-22T09:00:00+00:00"  # a Sunday
@@ -160,3 +162,13 @@ def test_date_arithmetic(pinned_clock: None) -> None:
     assert "0 years, 1 month, 1 day" in date_diff("2024-01-31", "2024-03-01")
     with pytest.raises(ValueError, match="outside the supported years"):
         shift_date("9999-12-31", days=1)
+
+
+async def test_a_date_arguments_schema_tells_a_planner_a_title_is_no_date() -> None:
+    schemas = {f"clock.{tool.name}": tool.inputSchema for tool in await mcp.list_tools()}
+    title = Task(id="t2", goal="g", tool="clock.date_diff", args={"start": "1966-01-01", "end": "Poleconomy"})
+    dated = Task(id="t3", goal="g", tool="clock.shift_date", args={"date": "today", "days": 3})
+
+    assert [p.split(" does not fit")[0] for p in misfit_arguments([title, dated], schemas)] == [
+        "task t2: argument 'end' = \"Poleconomy\""
+    ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.plan_grounding import numbers_in, ungrounded_numbers
+from agents.plan_grounding import misfit_arguments, numbers_in, ungrounded_numbers
 from core.plan import Task
 
 QUERY = "How many years after Ulrich Walter was born was Luca Parmitano born?"
@@ -50,3 +50,47 @@ def test_todays_year_is_grounded_only_for_a_question_measured_from_the_present()
     assert ungrounded_numbers([age], "How old is Luca Parmitano?", today=today) == []
     (problem,) = ungrounded_numbers([age], QUERY, today=today)
     assert "2026" in problem
+
+
+DATE = {"type": "string", "pattern": "^(.*[0-9].*|today)$"}
+SCHEMAS = {
+    "clock.date_diff": {
+        "type": "object",
+        "properties": {"start": DATE, "end": DATE},
+        "required": ["start", "end"],
+    },
+    "docs.search": {
+        "type": "object",
+        "properties": {"collection": {"enum": ["hotpotqa"]}, "k": {"type": "integer"}},
+    },
+}
+
+
+def test_a_title_written_as_a_date_does_not_fit_the_tools_pattern() -> None:
+    diff = Task(
+        id="t2",
+        goal="Years between",
+        tool="clock.date_diff",
+        args={"start": "{{t1}}", "end": "Hey Pa! There's a Goat on the Roof"},
+    )
+    (problem,) = misfit_arguments([diff], SCHEMAS)
+    assert problem.startswith("task t2: argument 'end' = \"Hey Pa! There's a Goat on the Roof\" does not fit")
+
+
+def test_references_types_missing_arguments_and_unknown_tools_are_not_misfits() -> None:
+    tasks = [
+        Task(id="t1", goal="Diff", tool="clock.date_diff", args={"start": "{{t0}}"}),
+        Task(id="t2", goal="Look up", tool="docs.search", args={"k": "5", "collection": "hotpotqa"}),
+        Task(id="t3", goal="Other", tool="web.fetch", args={"url": "x"}),
+    ]
+    assert misfit_arguments(tasks, SCHEMAS) == []
+    wrong = Task(id="t4", goal="Look up", tool="docs.search", args={"collection": "musicue"})
+    (problem,) = misfit_arguments([wrong], SCHEMAS)
+    assert "'collection'" in problem and "is not one of ['hotpotqa']" in problem
+
+
+def test_a_schema_jsonschema_cannot_read_is_skipped() -> None:
+    broken = {"x.y": {"type": "object", "properties": {"a": {"type": 12}}}}
+    assert misfit_arguments([Task(id="t1", goal="g", tool="x.y", args={"a": "b"})], broken) == []
+    dangling = {"x.y": {"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}}}
+    assert misfit_arguments([Task(id="t1", goal="g", tool="x.y", args={"a": "b"})], dangling) == []

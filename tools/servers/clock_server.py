@@ -15,9 +15,11 @@ import logging
 import re
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
+from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from mcp.server.fastmcp import FastMCP
+from pydantic import Field
 
 from tools.servers.common import OPEN_WORLD, serve, server_arg_parser
 from tools.settings import server_settings
@@ -129,6 +131,12 @@ def _describe(moment: datetime, zone_name: str) -> str:
 
 
 _LEADING_ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})\b")
+# What a date argument can be, in the tools' schemas: a written date has digits, else it is a
+# relative word. A caller (the Planner) sees that a title or a name is no date before calling; a
+# call that gets one anyway is answered by parse_date's error, which says what a date looks like.
+DateText = Annotated[
+    str, Field(json_schema_extra={"pattern": r"^(.*[0-9].*|[Tt]oday|[Tt]omorrow|[Yy]esterday|[Nn]ow)$"})
+]
 
 
 def parse_date(text: str) -> date:
@@ -249,7 +257,7 @@ def convert_time(time: str, from_timezone: str, to_timezone: str) -> str:
 
 
 @mcp.tool(annotations=OPEN_WORLD)
-def shift_date(date: str, days: int = 0, weeks: int = 0, months: int = 0, years: int = 0) -> str:
+def shift_date(date: DateText, days: int = 0, weeks: int = 0, months: int = 0, years: int = 0) -> str:
     """Date arithmetic: the date that is some days, weeks, months or years after (or before) a date.
 
     Use negative numbers to go back in time. Months and years are added first, on the calendar
@@ -279,7 +287,7 @@ def shift_date(date: str, days: int = 0, weeks: int = 0, months: int = 0, years:
 
 
 @mcp.tool(annotations=OPEN_WORLD)
-def date_diff(start: str, end: str) -> str:
+def date_diff(start: DateText, end: DateText) -> str:
     """Days between two dates, with a years/months/days breakdown and the weekdays.
 
     Dates may be ISO ("2026-11-22"), "today", "tomorrow" or "yesterday" (in UTC); times of day
