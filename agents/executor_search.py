@@ -4,7 +4,7 @@ Seed 001 §2 and §4: for a task bound to a search tool the executor does not ma
 hope. Each round it
 
 1. writes 1-3 sub-queries for what is still missing (the planner's own query, when the plan gave
-   one, is the first round's query);
+   one, is the first round's query, with the task's goal beside it when the goal names more);
 2. runs them against the search tool (in parallel, within the run's tool-call budget);
 3. keeps every new passage as evidence under the id the search server gave it;
 4. reads the passages in view and judges whether they answer the task: the answer, which
@@ -57,6 +57,7 @@ MAX_QUERY_WORDS = 16
 MAX_QUERY_CHARS = 160
 MAX_CODE_MARKS = 4
 MAX_ANSWER_CHARS = 400
+STEM = 4  # letters two words share to count as one ("opened", "open") when queries are compared
 VALUE_PASSAGES = 4  # what the reader reads for a task's value: the passages relied on, then the next
 # words every search prompt shares, so they say nothing about a sub-query's topic
 SEARCH_STOPWORDS = STOPWORDS | frozenset("find look search query queries".split())
@@ -269,7 +270,7 @@ async def run_search_task(
     defaults = _fixed_args(task.model_copy(update={"args": {}}), spec, query_arg, budgets.search_k)
     progress = SearchProgress()
     planned = _plan_query(task, query_arg)
-    queries = [planned] if planned else None
+    queries = _first_queries(task, planned) if planned else None
     if queries is None:  # the task itself is the first query: a floor under the model's sub-queries
         written = await _subqueries(run, task, inputs, progress)
         queries = [_goal_query(task), *written]
@@ -354,6 +355,16 @@ def _holding(value: str, passages: list[Evidence]) -> list[str]:
     needle = " ".join(value.lower().split())
     holding = [item["id"] for item in passages if needle in " ".join(item["content"].lower().split())]
     return holding or [item["id"] for item in passages[:1]]
+
+
+def _first_queries(task: Task, planned: str) -> list[str]:
+    """The plan's query, and the task's goal beside it when the goal names more: the Planner shortens
+    names ("Philippine Poly" for the Polytechnic University of the Philippines) and its query then
+    finds the other entity."""
+    goal = _goal_query(task)
+    stems = {word[:STEM] for word in content_words(planned, SEARCH_STOPWORDS)}
+    extra = {word for word in content_words(goal, SEARCH_STOPWORDS) if word[:STEM] not in stems}
+    return [planned, goal] if extra else [planned]
 
 
 def _goal_query(task: Task) -> str:

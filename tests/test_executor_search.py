@@ -152,15 +152,29 @@ async def test_the_planners_query_is_the_first_round_and_its_k_is_floored_at_the
     team["executor"].on(
         SEARCH_JUDGE, {"answer": "156 BC", "sources": [1], "sufficient": True, "next_queries": []}
     )
-    task = Task(
-        id="t1", goal="When was Wu born?", tool="facts.search", args={"query": "Liu Che", "k": planned}
-    )
+    task = Task(id="t1", goal="Find Liu Che", tool="facts.search", args={"query": "Liu Che", "k": planned})
 
     status, output, _, calls, evidence = await search(team, hub, task, search_k=5)
 
-    assert [c.args for c in calls] == [{"query": "Liu Che", "k": used}]
+    assert [c.args for c in calls] == [{"query": "Liu Che", "k": used}], "the goal names nothing more"
     assert not [c for c in team["executor"].calls if SUBQUERIES in c.prompt], "no sub-query call needed"
     assert (status, output, [e["id"] for e in evidence]) == ("ok", "156 BC", ["p-wu-1"])
+
+
+async def test_a_goal_that_names_more_than_the_planners_query_searches_beside_it(
+    team: Team, hub: ToolHub
+) -> None:
+    team["executor"].on(
+        SEARCH_JUDGE, {"answer": "156 BC", "sources": [1], "sufficient": True, "next_queries": []}
+    )
+    # the Planner shortened the name: its query alone finds another emperor
+    task = Task(
+        id="t1", goal="Birth of Emperor Wu of Han", tool="facts.search", args={"query": "emperor births"}
+    )
+
+    _, _, _, calls, _ = await search(team, hub, task)
+
+    assert [c.args["query"] for c in calls] == ["emperor births", "Birth of Emperor Wu of Han"]
 
 
 @pytest.mark.slow
