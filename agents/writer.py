@@ -10,7 +10,8 @@ model's own knowledge, and lists what could not be found.
 A comparison of named entities ("Which came first, A or B?", "Were A and B both …?") is first
 read one entity at a time and settled in code (``agents/compare.py``); dates and numbers are
 their own cited reasons, a yes/no the Writer explains, and the Writer reads the question whole
-when the readings leave it open.
+when the readings leave it open. On the Planner route the values the tasks returned are in the
+prompt, and a quantity the plan computed answers a "how many" question (``agents/plan_answer.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.evidence import newest_first
 from agents.facets import answer_choices, is_yes_no_question
 from agents.focus import focus_passages, terms
+from agents.plan_answer import plan_findings, plan_settled
 from agents.recall import remember
 from agents.short_answer import explanation_of, short_of
 from agents.web_route import asks_about_now
@@ -52,7 +54,6 @@ SUMMARY_TOKENS = 64  # an open question's first turn: one sentence that sums the
 FULL_TOKENS = 512  # an open question's answer in full: a few cited paragraphs
 BRIEF = "with a short phrase only: {form}. No explanation, no full sentence."
 SUMMED_UP = "in one sentence that sums up the answer. No details yet."
-MAX_FINDING_CHARS = 80  # a task's value (a year, a number, a name), not a passage or a summary
 
 
 def number_sources(state: SearchState) -> list[Evidence]:
@@ -245,24 +246,6 @@ def _prompt(
     )
 
 
-def plan_findings(state: SearchState) -> str:
-    """The values the Planner's tasks returned, in plan order, for the Writer's prompt ("" when
-    none): a computed difference is read from the calculator's task, not worked out again."""
-    plan = state.get("plan")
-    if state.get("route") != "planner" or not plan:
-        return ""
-    results = state.get("results", {})
-    found = []
-    for task in plan["tasks"]:
-        result = results.get(task["id"])
-        if result is None or result["status"] != "ok":
-            continue
-        value = " ".join(result["output"].split())
-        if 0 < len(value) <= MAX_FINDING_CHARS:
-            found.append(f"{result['goal'].rstrip(' ?.')}: {value}")
-    return "Found by the plan's tasks: " + "; ".join(found) + "\n" if found else ""
-
-
 async def _read(
     model: BaseChatModel,
     state: SearchState,
@@ -334,7 +317,7 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
         reading = Reading(
             direct=direct,
             full=full,
-            settled=verdict.answer if verdict else None,
+            settled=verdict.answer if verdict else plan_settled(state),
             source_chars=cut,
             steps=() if full else steps,
         )

@@ -93,12 +93,14 @@ async def test_two_looked_up_years_reach_the_calculator_as_numbers(
     assert call["args"] == {"expression": "1932 - 1871"} and results["t3"]["output"].startswith("61")
     assert all(r["status"] == "ok" for r in results.values())
     assert state["plan"]["version"] == 1, "computed without a re-plan"
-    (answer_turn,) = [c.prompt for c in team["writer"].calls if WRITER in c.prompt]
+    # the computed difference answers the "how many" question: the Writer only explains it
+    assert state["answer"]["short"] == "61"
+    assert not [c for c in team["writer"].calls if WRITER in c.prompt], "no answer turn"
+    (explained,) = [c.conversation for c in team["writer"].calls if WRITER in c.conversation]
     assert (
-        "Found by the plan's tasks: Year the Kestrel Bridge opened: 1932; Year the Harrow Point"
-        in answer_turn
+        "Found by the plan's tasks: Year the Kestrel Bridge opened: 1932; Year the Harrow Point" in explained
     )
-    assert "Difference of the two years: 61" in answer_turn, "the Writer reads the computed value"
+    assert "Difference of the two years: 61" in explained, "the Writer reads the computed value"
 
 
 @pytest.mark.slow

@@ -29,10 +29,15 @@ Matcher = str | Callable[[str], bool]
 class Call:
     """One recorded model call."""
 
-    prompt: str
+    prompt: str  # the last message
     reply: str
     started: float
     finished: float
+    conversation: str = ""  # every message of the call, joined
+
+
+def _joined(messages: list[BaseMessage]) -> str:
+    return "\n".join(str(m.content) for m in messages)
 
 
 class NoRuleMatched(AssertionError):
@@ -58,7 +63,7 @@ class ScriptedChatModel(BaseChatModel):
         return self
 
     def _reply(self, messages: list[BaseMessage]) -> str:
-        prompt = "\n".join(str(m.content) for m in messages)
+        prompt = _joined(messages)
         last = str(messages[-1].content)
         for match, reply in [*self.rules, *self.defaults]:
             hit = match(prompt) if callable(match) else match in last or match in prompt
@@ -76,7 +81,7 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         started = time.time()
         text = self._reply(messages)
-        self.calls.append(Call(str(messages[-1].content), text, started, time.time()))
+        self.calls.append(Call(str(messages[-1].content), text, started, time.time(), _joined(messages)))
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     async def _agenerate(
@@ -90,7 +95,7 @@ class ScriptedChatModel(BaseChatModel):
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         text = self._reply(messages)
-        self.calls.append(Call(str(messages[-1].content), text, started, time.time()))
+        self.calls.append(Call(str(messages[-1].content), text, started, time.time(), _joined(messages)))
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
@@ -113,7 +118,7 @@ class StreamingScriptedChatModel(ScriptedChatModel):
         for start in range(0, len(text), self.chunk_chars):
             await asyncio.sleep(self.chunk_delay_s)
             yield ChatGenerationChunk(message=AIMessageChunk(content=text[start : start + self.chunk_chars]))
-        self.calls.append(Call(str(messages[-1].content), text, started, time.time()))
+        self.calls.append(Call(str(messages[-1].content), text, started, time.time(), _joined(messages)))
 
 
 DECOMPOSE = "You split a question into simple questions"
