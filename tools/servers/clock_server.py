@@ -67,7 +67,20 @@ _TZ_HELP = (
     "name a time zone by IANA name ('Asia/Tokyo', 'America/New_York', 'UTC'), by a city or country "
     "('Tokyo', 'Beijing', 'New York', 'London', 'India'), or by a UTC offset ('UTC+8', 'UTC-05:30')"
 )
-_DATE_FORMATS = ("%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y", "%Y/%m/%d")
+# the last three read a month or a year alone as its first day ("1966" is 1966-01-01): the result
+# names the dates it used, so a difference in whole years reads right and the assumption shows
+_DATE_FORMATS = (
+    "%B %d, %Y",
+    "%b %d, %Y",
+    "%B %d %Y",
+    "%b %d %Y",
+    "%d %B %Y",
+    "%d %b %Y",
+    "%Y/%m/%d",
+    "%B %Y",
+    "%b %Y",
+    "%Y",
+)
 _TIME_FORMATS = ("%H:%M", "%H:%M:%S", "%I%p", "%I:%M%p", "%I %p", "%I:%M %p")
 
 
@@ -140,7 +153,8 @@ DateText = Annotated[
 
 
 def parse_date(text: str) -> date:
-    """Read a date: ISO ("2026-11-22", also with a time), "today", "tomorrow", "yesterday", or "November 22, 2026".
+    """Read a date: ISO ("2026-11-22", also with a time), "today", "tomorrow", "yesterday", "November 22,
+    2026", or a month or a year alone ("May 1945", "1966": its first day).
 
     Args:
         text: The date as written; relative words are taken in UTC.
@@ -166,8 +180,8 @@ def parse_date(text: str) -> date:
     if leading:
         return date.fromisoformat(leading.group(1))
     raise ValueError(
-        f"could not read the date {text!r}: use ISO format YYYY-MM-DD (years 1-9999), "
-        "or 'today', 'tomorrow', 'yesterday'"
+        f"could not read the date {text!r}: use ISO format YYYY-MM-DD (years 1-9999), a year "
+        "alone, or 'today', 'tomorrow', 'yesterday'"
     )
 
 
