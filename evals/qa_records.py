@@ -73,6 +73,10 @@ def aisearch_record(trace: dict[str, Any]) -> dict[str, Any]:
         "assessment_fallback": bool(assessment.get("fallback")),
         "escalated": assessment.get("escalated"),
         "plan_tasks": len(plan.get("tasks", [])),
+        "plans": [
+            {key: entry.get(key) for key in ("version", "mode", "fallback", "errors")}
+            for entry in values.get("plan_log") or []
+        ],
         "tasks": [task_line(result) for result in results],
         "tool_calls": sum(len(r.get("tool_calls", [])) for r in results),
         "replans": int(values.get("replans") or 0),

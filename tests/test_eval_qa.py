@@ -138,6 +138,9 @@ async def test_runner_scores_both_systems_offline_and_resumes_after_a_crash(
     assert first["systems"]["aisearch"]["short"] == "Dunmore"
     assert first["systems"]["aisearch"]["trajectory"][:2] == ["master", "select_tools"]
     assert first["systems"]["aisearch"]["node_seconds"]["writer"] >= 0
+    assert first["systems"]["aisearch"]["plans"] == [
+        {"version": 1, "mode": "single", "fallback": False, "errors": []}
+    ], "each plan version, and why a plan was repaired or fell back"
     tasks = first["systems"]["aisearch"]["tasks"]
     assert tasks and all(t["tool"] and t["calls"][0].get("query") for t in tasks), (
         "what each task was called with"
