@@ -17,8 +17,8 @@ reader model from the passages (``agents/hop_read.py``): a later task computes w
 executor model's sentence is no operand for a calculator. The reader reads each round's passages
 first; only when it cannot tell does the executor model judge them and refine the queries.
 
-Kept in one file (over 300 lines): the loop, its sub-queries and its judgement share the search
-progress and the query rules; split, each part would reach into the others.
+The queries themselves (what counts as one, the model's sub-queries, the first round's) are
+``agents/search_queries.py``.
 """
 
 from __future__ import annotations
@@ -31,17 +31,24 @@ import time
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, BeforeValidator, Field
 
 from agents.chain_answer import UNKNOWN
 from agents.evidence import search_evidence
 from agents.hop_read import read_hop
+from agents.search_queries import (
+    MAX_SUBQUERIES,
+    Queries,
+    first_queries,
+    goal_query,
+    normalize_query,
+    plan_query,
+    write_subqueries,
+)
 from core.plan import REF_PATTERN, Task
 from core.run import Run
 from core.state import Evidence, TaskOutcome, TaskPayload
-from core.text import STOPWORDS, content_words
 from models.errors import MODEL_ERRORS
 from models.structured import structured_call
 from prompts import render
@@ -49,60 +56,11 @@ from tools.hub import ToolOutcome, ToolSpec
 
 log = logging.getLogger(__name__)
 
-MAX_SUBQUERIES = 3
 MAX_PASSAGES_IN_VIEW = 8
 PASSAGE_CHARS_IN_VIEW = 450
 FALLBACK_SOURCES = 3
-MAX_QUERY_WORDS = 16
-MAX_QUERY_CHARS = 160
-MAX_CODE_MARKS = 4
 MAX_ANSWER_CHARS = 400
-STEM = 4  # letters two words share to count as one ("opened", "open") when queries are compared
 VALUE_PASSAGES = 4  # what the reader reads for a task's value: the passages relied on, then the next
-# words every search prompt shares, so they say nothing about a sub-query's topic
-SEARCH_STOPWORDS = STOPWORDS | frozenset("find look search query queries".split())
-
-
-def normalize_query(query: str) -> str:
-    """A query's identity: lower case, single spaces."""
-    return " ".join(query.lower().split())
-
-
-def plausible_query(query: str) -> bool:
-    """Whether ``query`` reads like a search query: a few words, not code, not an echoed prompt.
-
-    A small coder model sometimes writes a call (``json.dumps({'name': 'Alice'})``) or repeats its
-    instructions instead of a query; such a "query" only pulls in noise.
-    """
-    words = query.split()
-    code_marks = sum(query.count(mark) for mark in "{}[]()=\"'`;<>&#")
-    return (
-        0 < len(words) <= MAX_QUERY_WORDS
-        and len(query) <= MAX_QUERY_CHARS
-        and code_marks <= MAX_CODE_MARKS
-        and "already searched" not in query.lower()
-    )
-
-
-def _first_three(value: Any) -> Any:
-    """Keep the first three distinct plausible queries (a model may write more, or repeat one)."""
-    if not isinstance(value, list):
-        return value
-    distinct: dict[str, str] = {}
-    for query in value:
-        query = html.unescape(query) if isinstance(query, str) else query
-        if isinstance(query, str) and plausible_query(query):
-            distinct.setdefault(normalize_query(query), " ".join(query.split()))
-    return list(distinct.values())[:MAX_SUBQUERIES]
-
-
-Queries = Annotated[list[str], BeforeValidator(_first_three), Field(max_length=MAX_SUBQUERIES)]
-
-
-class SubQueries(BaseModel):
-    """The executor's search queries for one round."""
-
-    queries: Queries
 
 
 def _cut(value: Any) -> Any:
@@ -144,10 +102,15 @@ class SearchProgress:
                 fresh.append(query.strip())
         return fresh
 
+    def relied_on(self) -> list[Evidence]:
+        """The passages the judge (or the reader) relied on, in that order."""
+        return [self.passages[pid] for pid in self.relied if pid in self.passages]
+
     def relied_evidence(self) -> list[Evidence]:
         """The passages the answer rests on; the top passages when the judge named none."""
-        ids = self.relied or list(self.passages)[:FALLBACK_SOURCES]
-        return [self.passages[pid] for pid in ids if pid in self.passages]
+        if self.relied:
+            return self.relied_on()
+        return list(self.passages.values())[:FALLBACK_SOURCES]
 
 
 def _interleave(outcomes: list[ToolOutcome], task: Task) -> list[Evidence]:
@@ -176,46 +139,9 @@ def _fixed_args(task: Task, spec: ToolSpec, query_arg: str, k: int) -> dict[str,
     return args
 
 
-def _plan_query(task: Task, query_arg: str) -> str | None:
-    value = (task.args or {}).get(query_arg)
-    if isinstance(value, str) and value.strip() and not REF_PATTERN.search(value):
-        return value.strip()
-    return None
-
-
-async def write_subqueries(
-    model: BaseChatModel,
-    goal: str,
-    *,
-    constrain: bool = False,
-    inputs: str = "",
-    previous: str = "",
-) -> list[str]:
-    """1-3 search queries for ``goal`` from ``model`` (the goal itself if it gives none).
-
-    ``previous`` tells the model which queries were already asked and what they missed;
-    ``constrain`` asks the endpoint for schema-constrained JSON (llama.cpp grammars).
-    """
-    prompt = render("executor_subqueries", goal=goal, inputs=inputs, previous=previous)
-    result = await structured_call(
-        model,
-        [HumanMessage(content=prompt)],
-        SubQueries,
-        fallback=lambda errors: SubQueries(queries=[goal]),
-        constrain=constrain,
-    )
-    # a sub-query must share a content word with the task (or what was found so far): a small
-    # model otherwise copies the prompt's example queries into unrelated tasks
-    context = content_words(f"{goal} {inputs} {previous}", SEARCH_STOPWORDS)
-    kept = [query for query in result.value.queries if content_words(query, SEARCH_STOPWORDS) & context]
-    if len(kept) < len(result.value.queries):
-        log.info("dropped sub-queries unrelated to the task: %s", set(result.value.queries) - set(kept))
-    return kept
-
-
 def _view(progress: SearchProgress, fresh: list[Evidence]) -> list[Evidence]:
     """The passages the judge reads: those it relied on before, then this round's new ones."""
-    kept = [progress.passages[pid] for pid in progress.relied if pid in progress.passages]
+    kept = progress.relied_on()
     view = kept + [item for item in fresh if item not in kept]
     return view[:MAX_PASSAGES_IN_VIEW]
 
@@ -269,11 +195,11 @@ async def run_search_task(
     fixed = _fixed_args(task, spec, query_arg, budgets.search_k)
     defaults = _fixed_args(task.model_copy(update={"args": {}}), spec, query_arg, budgets.search_k)
     progress = SearchProgress()
-    planned = _plan_query(task, query_arg)
-    queries = _first_queries(task, planned) if planned else None
+    planned = plan_query(task, query_arg)
+    queries = first_queries(task, planned) if planned else None
     if queries is None:  # the task itself is the first query: a floor under the model's sub-queries
         written = await _subqueries(run, task, inputs, progress)
-        queries = [_goal_query(task), *written]
+        queries = [goal_query(task), *written]
     for round_index in range(budgets.max_executor_rounds):
         if progress.calls and time.time() >= deadline:
             log.info("task %s: the run's time budget ran out after %d call(s)", task.id, len(progress.calls))
@@ -331,7 +257,7 @@ async def _declared_value(run: Run, task: Task, progress: SearchProgress, answer
     executor model's reading) when the task declares none, the reader cannot tell, or fails."""
     if not declares_value(task):
         return answer
-    relied = [progress.passages[pid] for pid in progress.relied if pid in progress.passages]
+    relied = progress.relied_on()
     rest = [item for item in progress.passages.values() if item not in relied]
     passages = (relied + rest)[:VALUE_PASSAGES]
     ids = tuple(item["id"] for item in passages)
@@ -355,22 +281,6 @@ def _holding(value: str, passages: list[Evidence]) -> list[str]:
     needle = " ".join(value.lower().split())
     holding = [item["id"] for item in passages if needle in " ".join(item["content"].lower().split())]
     return holding or [item["id"] for item in passages[:1]]
-
-
-def _first_queries(task: Task, planned: str) -> list[str]:
-    """The plan's query, and the task's goal beside it when the goal names more: the Planner shortens
-    names ("Philippine Poly" for the Polytechnic University of the Philippines) and its query then
-    finds the other entity."""
-    goal = _goal_query(task)
-    stems = {word[:STEM] for word in content_words(planned, SEARCH_STOPWORDS)}
-    extra = {word for word in content_words(goal, SEARCH_STOPWORDS) if word[:STEM] not in stems}
-    return [planned, goal] if extra else [planned]
-
-
-def _goal_query(task: Task) -> str:
-    """The task's goal as a query (cut to the query length limit at a word boundary)."""
-    goal = " ".join(task.goal.split())
-    return goal if len(goal) <= MAX_QUERY_CHARS else goal[:MAX_QUERY_CHARS].rsplit(" ", 1)[0]
 
 
 async def _subqueries(run: Run, task: Task, inputs: str, progress: SearchProgress) -> list[str]:

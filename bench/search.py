@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.executor_search import write_subqueries
+from agents.search_queries import write_subqueries
 from bench.machine import machine_line
 from bench.timed_run import timed_run
 from core.run import open_run

@@ -1,7 +1,7 @@
 """The executor model's sub-queries for retrieval evaluation.
 
 For each question, the same call the executor's search loop makes in its first round
-(:func:`agents.executor_search.write_subqueries`, prompt ``executor_subqueries``). Results are
+(:func:`agents.search_queries.write_subqueries`, prompt ``executor_subqueries``). Results are
 cached in a JSONL file (one ``{"id", "question", "model", "queries"}`` per line) so an interrupted
 run resumes, and a later run with the same model reuses them.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from agents.executor_search import write_subqueries
+from agents.search_queries import write_subqueries
 
 log = logging.getLogger(__name__)
 

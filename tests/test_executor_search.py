@@ -248,7 +248,7 @@ def _number(prompt: str, title: str) -> int:
 
 
 def test_code_and_echoed_instructions_are_not_queries() -> None:
-    from agents.executor_search import SubQueries
+    from agents.search_queries import SubQueries
 
     written = SubQueries.model_validate(
         {
@@ -265,7 +265,7 @@ def test_code_and_echoed_instructions_are_not_queries() -> None:
 
 
 async def test_sub_queries_sharing_no_word_with_the_task_are_dropped() -> None:
-    from agents.executor_search import write_subqueries
+    from agents.search_queries import write_subqueries
     from tests.support.fakes import ScriptedChatModel
 
     model = ScriptedChatModel().on(SUBQUERIES, {"queries": ["pretty-print JSON indent", "with statement"]})
