@@ -4,17 +4,19 @@ On the Planner route the 1.5B Writer re-did the plan's arithmetic from the passa
 wrong with the right value in its prompt ("1996 … 2014, making a difference of 8 years" beside
 "…: 18"). So the values the tasks returned are listed in the prompt (:func:`plan_findings`), and a
 quantity the plan computed answers a "how many / how much" question outright
-(:func:`plan_settled`): the Writer's first turn is that number and the Writer only explains it, as
-with a comparison settled in code (``agents/compare.py``).
+(:func:`plan_settled`). Its reasons need no model call either (:func:`plan_reasons`): each looked-up
+value cited to the passage that states it, then the computation, as a comparison settled in code
+is explained by its facts (``agents/compare.py``).
 """
 
 from __future__ import annotations
 
 import re
 
+from agents.chain_answer import holds
 from agents.facets import answer_choices
 from core.plan import Plan, Task, current_plan
-from core.state import SearchState, resolved_query
+from core.state import Evidence, SearchState, TaskResult, resolved_query
 from tools.question_forms import HOW_MUCH
 
 MAX_FINDING_CHARS = 80  # a task's value (a year, a number, a name), not a passage or a summary
@@ -47,6 +49,69 @@ def plan_settled(state: SearchState) -> str | None:
     A or B, and by how many years?" needs the name too). A count or an amount is a magnitude, so a
     difference subtracted in the other order (``-19``) answers as ``19``.
     """
+    settling = _settling(state)
+    if settling is None:
+        return None
+    number = NUMBER.match(settling[1]["output"].strip())
+    return number.group(1) if number else None
+
+
+def plan_reasons(state: SearchState, sources: list[Evidence]) -> str | None:
+    """The reasons of a quantity the plan computed, from the tasks themselves: each value a lookup
+    returned cited to the passage that states it, then the computation ("Zoltan Korda's birth
+    year: 1895 [1]. Todd Field's birth year: 1964 [3]. Difference: 1964 - 1895 = 69 [1][3].").
+
+    None when nothing is settled, or a looked-up value stands in none of its task's passages: the
+    Writer then explains in its own words.
+    """
+    settling = _settling(state)
+    plan = current_plan(state)
+    if settling is None or plan is None or plan_settled(state) is None:
+        return None
+    sink, computed = settling
+    needed = _ancestors(plan, sink)
+    numbers = {item["id"]: n for n, item in enumerate(sources, start=1)}
+    reasons: list[str] = []
+    cited_numbers: list[int] = []
+    for task in plan.tasks:
+        result = state.get("results", {}).get(task.id)
+        if task.id not in needed or result is None or result["status"] != "ok":
+            continue
+        value = " ".join(result["output"].split())
+        goal = result["goal"].rstrip(" ?.")
+        if not result["evidence_ids"]:
+            reasons.append(f"{goal}: {value}.")
+            continue
+        cited = next(
+            (
+                numbers[eid]
+                for eid in result["evidence_ids"]
+                if eid in numbers and holds(sources[numbers[eid] - 1], value)
+            ),
+            None,
+        )
+        if cited is None:
+            return None
+        cited_numbers.append(cited)
+        reasons.append(f"{goal}: {value} [{cited}].")
+    rests_on = "".join(f"[{n}]" for n in dict.fromkeys(cited_numbers))
+    reasons.append(
+        f"{computed['goal'].rstrip(' ?.')}: {_computation(computed)}{' ' + rests_on if rests_on else ''}."
+    )
+    return " ".join(reasons)
+
+
+def _computation(result: TaskResult) -> str:
+    """``expression = output`` when the tool was given an expression; the output alone otherwise."""
+    output = " ".join(result["output"].split())
+    calls = [call for call in result["tool_calls"] if call["ok"]]
+    expression = calls[-1]["args"].get("expression") if calls else None
+    return f"{expression} = {output}" if isinstance(expression, str) and expression.strip() else output
+
+
+def _settling(state: SearchState) -> tuple[Task, TaskResult] | None:
+    """The task whose number answers a "how many / how much" question, with its result: the
+    plan's one sink, which a tool ran over earlier tasks' results, ok."""
     plan = current_plan(state)
     question = resolved_query(state)
     if state.get("route") != "planner" or plan is None or not HOW_MUCH.search(question):
@@ -60,8 +125,20 @@ def plan_settled(state: SearchState) -> str | None:
     result = state.get("results", {}).get(task.id)
     if result is None or result["status"] != "ok" or not task.tool or not task.deps:
         return None
-    number = NUMBER.match(result["output"].strip())
-    return number.group(1) if number else None
+    return task, result
+
+
+def _ancestors(plan: Plan, task: Task) -> set[str]:
+    """The ids of the tasks ``task`` rests on, itself excluded."""
+    by_id = {item.id: item for item in plan.tasks}
+    found: set[str] = set()
+    todo = list(task.deps)
+    while todo:
+        tid = todo.pop()
+        if tid not in found and tid in by_id:
+            found.add(tid)
+            todo.extend(by_id[tid].deps)
+    return found
 
 
 def _sinks(plan: Plan) -> list[Task]:

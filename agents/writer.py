@@ -31,7 +31,7 @@ from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.evidence import newest_first
 from agents.facets import answer_choices, is_yes_no_question
 from agents.focus import focus_passages, terms
-from agents.plan_answer import plan_findings, plan_settled
+from agents.plan_answer import plan_findings, plan_reasons, plan_settled
 from agents.recall import remember
 from agents.short_answer import explanation_of, short_of
 from agents.web_route import asks_about_now
@@ -307,17 +307,21 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
         await _compare(model, state, sources) if sources and not direct and not full and not hops else None
     )
     reasons = cited_facts(verdict, sources) if verdict else None
+    computed = plan_settled(state) if not verdict else None
+    computed_reasons = plan_reasons(state, sources) if computed else None
     if chained:  # every hop answered: the last answers the question, each is a cited reason
         short, text, problem = hops[-1]["answer"], chain_reasons(hops, evidence_ids, sources), None
     elif verdict and verdict.answer and reasons:  # dates or numbers: their own reasons, no model call
         short, text, problem = verdict.answer, reasons, None
+    elif computed and computed_reasons:  # a quantity the plan computed: its tasks are the reasons
+        short, text, problem = computed, computed_reasons, None
     else:
         cut = 0 if full else run.settings.writer_source_chars  # an open question reads its sources whole
         steps = tuple((hop["query"], hop["answer"]) for hop in hops if hop["status"] == "answered")
         reading = Reading(
             direct=direct,
             full=full,
-            settled=verdict.answer if verdict else plan_settled(state),
+            settled=verdict.answer if verdict else computed,
             source_chars=cut,
             steps=() if full else steps,
         )

@@ -93,14 +93,17 @@ async def test_two_looked_up_years_reach_the_calculator_as_numbers(
     assert call["args"] == {"expression": "1932 - 1871"} and results["t3"]["output"].startswith("61")
     assert all(r["status"] == "ok" for r in results.values())
     assert state["plan"]["version"] == 1, "computed without a re-plan"
-    # the computed difference answers the "how many" question: the Writer only explains it
+    # the computed difference answers the "how many" question, and the tasks are its reasons:
+    # each looked-up year cited to the passage that states it, then the computation
     assert state["answer"]["short"] == "61"
-    assert not [c for c in team["writer"].calls if WRITER in c.prompt], "no answer turn"
-    (explained,) = [c.conversation for c in team["writer"].calls if WRITER in c.conversation]
+    assert not [c for c in team["writer"].calls if WRITER in c.conversation], "no Writer call"
+    text = state["answer"]["text"]
     assert (
-        "Found by the plan's tasks: Year the Kestrel Bridge opened: 1932; Year the Harrow Point" in explained
+        "Year the Kestrel Bridge opened: 1932 [" in text
+        and "Year the Harrow Point lighthouse was built: 1871 [" in text
     )
-    assert "Difference of the two years: 61" in explained, "the Writer reads the computed value"
+    assert text.endswith("Difference of the two years: 1932 - 1871 = 61 [1][2].")
+    assert not state["answer"]["dropped_citations"], "each year's citation names a passage that states it"
 
 
 @pytest.mark.slow
