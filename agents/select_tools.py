@@ -39,7 +39,9 @@ async def select_tools(
 
     On the Executor route a search tool runs the Master's SRSA strategy (``agents/strategies.py``);
     any other tool (one that needs no identifier from another) is bound to a single task and
-    dispatched. The Planner route goes and plans.
+    dispatched. The Planner route goes and plans. The documents the probe found come first when
+    they cover the question, when the Master sent it to them rather than to memory, or when it read
+    that searching them is enough (a "when…" question otherwise binds the clock its wording matches).
     """
     run = await current_run(runtime)
     assessment = state.get("assessment", {})
@@ -50,7 +52,8 @@ async def select_tools(
     specs = run.tools.specs
     probe = assessment.get("probe")
     on_topic = probe is not None and probe.get("similarity", 0.0) >= run.settings.document_probe_similarity
-    sent_to_documents = assessment.get("escalated") == "documents"  # the Master's floor: not memory
+    # the Master's floor (not memory), or its reading that searching the documents is enough
+    sent_to_documents = assessment.get("escalated") == "documents" or bool(assessment.get("search_only"))
     probed = probe.get("tool") if probe and (on_topic or sent_to_documents) else None
     if assessment.get("web"):  # a live or recent fact, or one the documents do not hold
         probed = WEB_SEARCH_TOOL

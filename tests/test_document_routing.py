@@ -142,3 +142,23 @@ async def test_a_question_sent_to_the_documents_searches_them_first_whatever_the
     assert state["assessment"]["escalated"] == "documents"
     assert state["candidate_tools"][0]["name"] == "docsearch.search", "not the tool the wording matches"
     assert "direct_search" in path and state["answer"]["citations"]
+
+
+@pytest.mark.slow
+async def test_a_question_the_master_sends_to_search_alone_searches_the_documents_first(
+    team: Team, docs_hub: ToolHub
+) -> None:
+    # complex, and the documents on its topic though not covering it: the Master reads that
+    # searching them is enough, so the tool the wording matches best (the clock) is not bound
+    question = "What was the population density of the city where the Kestrel Bridge opened in 2009?"
+    team["master"].on(MASTER, assessment("complex", "parallel", resolved=question))
+    team["executor"].on(lambda prompt: True, "{}")
+    team["writer"].on(lambda prompt: True, "The passages do not say.")
+    settings = make_settings()
+    settings.document_probe_similarity, settings.document_probe_floor = 0.99, 0.0
+
+    state, path, _ = await run(team.resources(docs_hub, settings), question)
+
+    assert state["assessment"]["search_only"] and state["route"] == "executor"
+    assert state["candidate_tools"][0]["name"] == "docsearch.search", "not the clock the wording matches"
+    assert "parallel_search" in path and "dispatch" not in path
