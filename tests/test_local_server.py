@@ -102,6 +102,9 @@ def make_settings(tmp_path: Path, **local: Any) -> Settings:
     roles = {role: RoleSettings(model="big") for role in ROLES}
     roles["executor"] = RoleSettings(model="small")
     gguf = {"big": str(tmp_path / "big.gguf"), "small": str(tmp_path / "small.gguf")}
+    # the lifecycle of llama-cpp-python's server (the dummy stands in for it); llama-server's own
+    # is tests/test_llama_server.py
+    local = {"server": "llama-cpp-python", **local}
     return Settings(roles=roles, local=LocalServerSettings(gguf=gguf, start_timeout_s=20, **local))
 
 
@@ -184,6 +187,7 @@ def test_the_prompt_cache_can_be_turned_off(tmp_path: Path) -> None:
 
 def test_missing_llama_cpp_says_run_bootstrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ls.FORBID_ENV)  # no model is loaded: the check before it fails
+    monkeypatch.setenv("AISEARCH_CACHE_DIR", str(tmp_path / "cache"))  # never the user's running server
     monkeypatch.setattr(ls, "llama_cpp_available", lambda: False)
     with pytest.raises(LocalServerError, match="scripts/bootstrap.sh"):
         ls.ensure_server(make_settings(tmp_path))
@@ -337,7 +341,7 @@ CONCURRENT_CLIENT = textwrap.dedent(
     tmp = Path(sys.argv[1])
     settings = Settings(
         roles={r: RoleSettings(model="big") for r in ("master", "planner", "executor", "writer")},
-        local=LocalServerSettings(gguf={"big": str(tmp / "big.gguf")}),
+        local=LocalServerSettings(gguf={"big": str(tmp / "big.gguf")}, server="llama-cpp-python"),
     )
     state, started = ls.ensure_server_state(settings)
     print(json.dumps({"pid": state["pid"], "started": started}))
