@@ -182,9 +182,10 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
         evidence.extend(item for item in tool_evidence(task, outcome) if item not in evidence)
         last_round = round_index == rounds - 1
         judgement = await _judge(run, task, outcome)
-        results.append(judgement.result or outcome.output)
         if judgement.sufficient:
             return TaskOutcome("ok", judgement.result or outcome.output, None, calls, evidence, switches)
+        # not enough: what the tool said stands, not the judge's reading ("The output does not…")
+        results.append(outcome.output)
         if last_round:
             break
         args = judgement.retry_args or None

@@ -52,6 +52,9 @@ async def test_insufficient_after_the_last_round_is_incomplete(team: Team, hub: 
 
     first = state["results"]["t1"]
     assert first["status"] == "incomplete" and len(first["tool_calls"]) == 2
+    assert first["output"] == "No record found for Nobody.\nNo record found for Nobody.", (
+        "the tool's outputs, not the judge's reading of them"
+    )
     # the executor route escalates to the planner, which augments the one-task plan
     assert [e["mode"] for e in state["plan_log"]] == ["single", "augment"]
     assert state["results"]["t2"]["status"] == "ok"
