@@ -31,6 +31,7 @@ import time
 import uuid
 import warnings
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ from evals.qa_context import QAContext
 from evals.qa_data import load_questions
 from evals.qa_evaluators import EVALUATORS, trajectory_checks
 from evals.qa_records import aisearch_record, error_record
-from evals.run_dirs import RESULTS_DIR
+from evals.run_dirs import RESULTS_DIR, code_version
 from evals.run_records import RECORDS, SUMMARY, load_records, load_run_records
 from evals.summary import summarise
 from evals.trace import traced_run
@@ -90,7 +91,9 @@ def default_run_dir(options: QAOptions) -> Path:
     return RESULTS_DIR / "-".join(parts)
 
 
-async def run_system(name: str, question: dict[str, Any], context: QAContext, timeout_s: float) -> dict[str, Any]:
+async def run_system(
+    name: str, question: dict[str, Any], context: QAContext, timeout_s: float
+) -> dict[str, Any]:
     """Answer one question with one system; failures become the record's ``error``."""
     started = time.perf_counter()
     text = question["question"]
@@ -112,7 +115,9 @@ async def run_system(name: str, question: dict[str, Any], context: QAContext, ti
         return error_record(exc, started)
 
 
-async def judge_record(judge: Judge, question: dict[str, Any], systems: dict[str, dict[str, Any]]) -> dict[str, Any]:
+async def judge_record(
+    judge: Judge, question: dict[str, Any], systems: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     """Correctness and faithfulness per system, and aisearch vs RAG side by side."""
     verdicts: dict[str, Any] = {}
     gold = str(question.get("answer") or "")
@@ -209,6 +214,23 @@ def check_resume(
             )
 
 
+def sitting() -> dict[str, Any]:
+    """When this sitting of a run started, and the code it ran."""
+    return {
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        **code_version(),
+    }
+
+
+def previous_sittings(run_dir: Path) -> list[dict[str, Any]]:
+    """The sittings a resumed run recorded before this one."""
+    config_path = run_dir / "config.json"
+    if not config_path.exists():
+        return []
+    sittings = json.loads(config_path.read_text(encoding="utf-8")).get("sittings", [])
+    return sittings if isinstance(sittings, list) else []
+
+
 def finished_ids(records_path: Path) -> set[str]:
     """The ids already recorded in a run's JSONL (for resuming); a last line that a crash cut short
     is ignored, and ended so that the next record starts on a line of its own."""
@@ -241,6 +263,7 @@ async def run_qa(
     run_dir.mkdir(parents=True, exist_ok=True)
     check_resume(run_dir, options)
     config = {**json.loads(json.dumps(asdict(options), default=str)), "run_dir": str(run_dir)}
+    config["sittings"] = [*previous_sittings(run_dir), sitting()]
     (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     if questions is None:
         questions = load_questions(

@@ -20,6 +20,7 @@ from evals.judge import Judge
 from evals.qa_context import QAContext
 from evals.qa_evaluators import route_check
 from evals.qa_runner import QAOptions, run_qa
+from evals.run_dirs import code_version
 from tests.conftest import REPO, Team
 from tests.support.fakes import (
     EXEC_SEARCH_JUDGE,
@@ -148,6 +149,10 @@ async def test_runner_scores_both_systems_offline_and_resumes_after_a_crash(
     assert first["systems"]["rag"]["evidence"][0]["title"] in {"Harrow Point Lighthouse", "Miriam Calloway"}
     assert first["judge"]["pairwise"] == {"aisearch_vs_rag": "tie"}
     assert (run_dir / "report.md").exists() and (run_dir / "summary.json").exists()
+    (first_sitting,) = json.loads((run_dir / "config.json").read_text())["sittings"]
+    assert first_sitting["commit"] == code_version()["commit"] and first_sitting["started"], (
+        "the run names the code it measured"
+    )
 
     # a crash while writing the fourth record: two records lost, half a line left behind
     lines = (run_dir / "questions.jsonl").read_text().splitlines()
@@ -156,6 +161,7 @@ async def test_runner_scores_both_systems_offline_and_resumes_after_a_crash(
     summary = await run_qa(options(run_dir), context(team2, reader2, judge2, hotpot_hub, hotpot_index))
 
     assert len(reader2.calls) == 2, "only the two unfinished questions ran again"
+    assert len(json.loads((run_dir / "config.json").read_text())["sittings"]) == 2, "each sitting's code"
     assert summary["n"] == 5 and summary["em"] == 1.0
 
 
