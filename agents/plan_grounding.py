@@ -18,6 +18,11 @@ An argument the plan writes out (no ``{{tN}}`` in it) is checked against the too
 what the value itself must be: a pattern, an enum, a constant, a length. A film's title as the
 start of a date difference fails the date pattern here, before the call, and the repair round
 plans a lookup or another tool. Types are not checked: the executor coerces ``"5"`` to ``5``.
+
+A question that asks for one quantity ("how many years after …": ``tools.question_forms.HOW_MUCH``,
+not a choice between named options) is answered by one task: a plan whose lookups each end it, with
+no task combining them, leaves the arithmetic to the Writer, which gets it wrong (all 5 such plans
+of the 16 compositional tuning questions). Such a first plan is sent back to be completed.
 """
 
 from __future__ import annotations
@@ -32,8 +37,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from referencing.exceptions import Unresolvable
 
+from agents.facets import answer_choices
 from core.plan import REF_PATTERN, Task
-from tools.question_forms import FROM_THE_PRESENT
+from tools.question_forms import FROM_THE_PRESENT, HOW_MUCH
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 # Unit conversions (minutes, hours, days, months, percent, thousands) a calculation may use freely.
@@ -126,3 +132,20 @@ def misfit_arguments(tasks: Iterable[Task], schemas: Mapping[str, Mapping[str, A
                     f"does not fit {task.tool}: {error.message[:160]}"
                 )
     return problems
+
+
+def uncombined_tasks(tasks: list[Task], query: str) -> list[str]:
+    """The problem of a plan for one quantity whose several tasks each end it, none combining them
+    (``[]`` for any other question or plan), phrased for a repair."""
+    if not HOW_MUCH.search(query) or answer_choices(query):
+        return []
+    needed = {dep for task in tasks for dep in task.deps}
+    ends = [task.id for task in tasks if task.id not in needed]
+    if len(ends) < 2:
+        return []
+    refs = " and ".join("{{" + tid + "}}" for tid in ends)
+    return [
+        f"the question asks for one quantity, but tasks {', '.join(ends)} each end the plan and no task "
+        f"combines their results: add one final task that computes the answer from {refs} with the "
+        "calculator (list them in its deps)"
+    ]

@@ -27,7 +27,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
 from agents.id_deps import needs_of, wire_id_dependencies
-from agents.plan_grounding import misfit_arguments, ungrounded_numbers
+from agents.plan_grounding import misfit_arguments, uncombined_tasks, ungrounded_numbers
 from agents.plan_prompt import PlanSketch, plan_prompt, sketch_model
 from agents.plan_stream import early_results, early_start
 from agents.tool_history import chain_hint
@@ -291,6 +291,8 @@ async def plan(
         problems = ungrounded_numbers(tasks, query, known, state.get("today", "")) + misfit_arguments(
             tasks, schemas
         )
+        if mode == "plan":  # a first plan for one quantity computes it (re-plans keep earlier tasks)
+            problems += uncombined_tasks(tasks, query)
         if problems:
             raise PlanError(problems)
         return tasks

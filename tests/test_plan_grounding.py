@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.plan_grounding import misfit_arguments, numbers_in, ungrounded_numbers
+from agents.plan_grounding import misfit_arguments, numbers_in, uncombined_tasks, ungrounded_numbers
 from core.plan import Task
 
 QUERY = "How many years after Ulrich Walter was born was Luca Parmitano born?"
@@ -94,3 +94,19 @@ def test_a_schema_jsonschema_cannot_read_is_skipped() -> None:
     assert misfit_arguments([Task(id="t1", goal="g", tool="x.y", args={"a": "b"})], broken) == []
     dangling = {"x.y": {"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}}}
     assert misfit_arguments([Task(id="t1", goal="g", tool="x.y", args={"a": "b"})], dangling) == []
+
+
+def test_a_plan_for_one_quantity_must_combine_its_lookups() -> None:
+    how_many = "How many years after Fred Niblo was born was Peter Duffell born?"
+    t1 = Task(id="t1", goal="Fred Niblo's birth year", tool="docs.search", args={"query": "Fred Niblo"})
+    t2 = Task(id="t2", goal="Peter Duffell's birth year", tool="docs.search", args={"query": "Duffell"})
+    (problem,) = uncombined_tasks([t1, t2], how_many)
+    assert "t1, t2 each end the plan" in problem and "{{t1}} and {{t2}}" in problem
+    combined = calc("{{t2}} - {{t1}}", "t3").model_copy(update={"deps": ["t1", "t2"]})
+    assert uncombined_tasks([t1, t2, combined], how_many) == []
+    # other questions, or one lookup, need no computation
+    assert uncombined_tasks([t1, t2], "Who was born first, Fred Niblo or Peter Duffell?") == []
+    assert (
+        uncombined_tasks([t1, t2], "Who is elder, Fred Niblo or Peter Duffell, and by how many years?") == []
+    )
+    assert uncombined_tasks([t1], "How many films did Fred Niblo direct?") == []

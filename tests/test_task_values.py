@@ -46,12 +46,13 @@ def read_year(prompt: str) -> str:
     return "1932" if "Kestrel" in question else "1871"
 
 
-def scripted_team(*plans: dict) -> Team:
-    """A team whose Planner writes ``plans[0]`` and, asked to repair it, ``plans[1]``."""
+def scripted_team(*plans: dict, repair_on: str = "come neither from the question") -> Team:
+    """A team whose Planner writes ``plans[0]`` and, asked to repair it (``repair_on`` in the
+    validation errors it is shown), ``plans[1]``."""
     team = Team()
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
     if len(plans) > 1:
-        team["planner"].on("come neither from the question", plans[1])
+        team["planner"].on(repair_on, plans[1])
     team["planner"].on(PLANNER, plans[0])
     # the executor model reads each lookup as a sentence, which no calculator takes
     team["executor"].on(
@@ -126,3 +127,19 @@ async def test_a_year_the_planner_did_not_look_up_sends_the_plan_back_for_repair
     assert [t["id"] for t in entry["tasks"]] == ["t1", "t2", "t3"] and not entry["fallback"]
     assert "the number(s) 1870 in its args come neither from the question" in entry["errors"][0]
     assert state["results"]["t3"]["tool_calls"][0]["args"] == {"expression": "1932 - 1871"}
+
+
+@pytest.mark.slow
+async def test_a_plan_that_leaves_the_lookups_uncombined_is_sent_back_to_compute(
+    docs_hub: ToolHub, fixture_index: Path
+) -> None:
+    # both years looked up, nothing subtracts them: the Writer would do the arithmetic
+    lookups_only = {"reasoning": "Two lookups.", "tasks": PLAN["tasks"][:2]}
+    team = scripted_team(lookups_only, PLAN, repair_on="each end the plan")
+
+    state = await run_team(team, docs_hub)
+
+    (entry,) = state["plan_log"]
+    assert [t["id"] for t in entry["tasks"]] == ["t1", "t2", "t3"] and not entry["fallback"]
+    assert "tasks t1, t2 each end the plan and no task combines their results" in entry["errors"][0]
+    assert state["answer"]["short"] == "61"
