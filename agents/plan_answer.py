@@ -52,7 +52,7 @@ def plan_settled(state: SearchState) -> str | None:
     settling = _settling(state)
     if settling is None:
         return None
-    number = NUMBER.match(settling[1]["output"].strip())
+    number = NUMBER.match(settling[2]["output"].strip())
     return number.group(1) if number else None
 
 
@@ -65,11 +65,10 @@ def plan_reasons(state: SearchState, sources: list[Evidence]) -> str | None:
     Writer then explains in its own words.
     """
     settling = _settling(state)
-    plan = current_plan(state)
-    if settling is None or plan is None or plan_settled(state) is None:
+    if settling is None or not NUMBER.match(settling[2]["output"].strip()):
         return None
-    sink, computed = settling
-    needed = _ancestors(plan, sink)
+    plan, sink, computed = settling
+    needed = plan.ancestors(sink.id)
     numbers = {item["id"]: n for n, item in enumerate(sources, start=1)}
     reasons: list[str] = []
     cited_numbers: list[int] = []
@@ -109,39 +108,20 @@ def _computation(result: TaskResult) -> str:
     return f"{expression} = {output}" if isinstance(expression, str) and expression.strip() else output
 
 
-def _settling(state: SearchState) -> tuple[Task, TaskResult] | None:
-    """The task whose number answers a "how many / how much" question, with its result: the
-    plan's one sink, which a tool ran over earlier tasks' results, ok."""
+def _settling(state: SearchState) -> tuple[Plan, Task, TaskResult] | None:
+    """The plan, and the task whose result answers a "how many / how much" question with that
+    result: the plan's one sink, which a tool ran over earlier tasks' results, ok."""
     plan = current_plan(state)
     question = resolved_query(state)
     if state.get("route") != "planner" or plan is None or not HOW_MUCH.search(question):
         return None
     if answer_choices(question):
         return None
-    sinks = _sinks(plan)
+    sinks = plan.sinks()
     if len(sinks) != 1:
         return None
     task = sinks[0]
     result = state.get("results", {}).get(task.id)
     if result is None or result["status"] != "ok" or not task.tool or not task.deps:
         return None
-    return task, result
-
-
-def _ancestors(plan: Plan, task: Task) -> set[str]:
-    """The ids of the tasks ``task`` rests on, itself excluded."""
-    by_id = {item.id: item for item in plan.tasks}
-    found: set[str] = set()
-    todo = list(task.deps)
-    while todo:
-        tid = todo.pop()
-        if tid not in found and tid in by_id:
-            found.add(tid)
-            todo.extend(by_id[tid].deps)
-    return found
-
-
-def _sinks(plan: Plan) -> list[Task]:
-    """The tasks no other task depends on."""
-    needed = {dep for task in plan.tasks for dep in task.deps}
-    return [task for task in plan.tasks if task.id not in needed]
+    return plan, task, result

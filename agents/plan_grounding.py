@@ -38,7 +38,7 @@ from jsonschema.exceptions import SchemaError
 from referencing.exceptions import Unresolvable
 
 from agents.facets import answer_choices
-from core.plan import REF_PATTERN, Task
+from core.plan import REF_PATTERN, Plan, Task
 from tools.question_forms import FROM_THE_PRESENT, HOW_MUCH
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
@@ -139,8 +139,7 @@ def uncombined_tasks(tasks: list[Task], query: str) -> list[str]:
     (``[]`` for any other question or plan), phrased for a repair."""
     if not HOW_MUCH.search(query) or answer_choices(query):
         return []
-    needed = {dep for task in tasks for dep in task.deps}
-    ends = [task.id for task in tasks if task.id not in needed]
+    ends = [task.id for task in Plan(tasks=tasks).sinks()]
     if len(ends) < 2:
         return []
     refs = " and ".join("{{" + tid + "}}" for tid in ends)

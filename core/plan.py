@@ -86,6 +86,16 @@ class Plan(BaseModel):
         dag = self.graph()
         return set(nx.descendants(dag, task_id)) if task_id in dag else set()
 
+    def ancestors(self, task_id: str) -> set[str]:
+        """Every task ``task_id`` depends on, directly or not."""
+        dag = self.graph()
+        return set(nx.ancestors(dag, task_id)) if task_id in dag else set()
+
+    def sinks(self) -> list[Task]:
+        """The tasks no other task depends on, in plan order."""
+        needed = {dep for task in self.tasks for dep in task.deps}
+        return [task for task in self.tasks if task.id not in needed]
+
     def done(self, results: Mapping[str, TaskResult], augmented: Iterable[str] = ()) -> set[str]:
         """Ids of the tasks whose children may run: ok, or incomplete and already augmented (the
         Planner added downstream tasks that finish their work)."""
