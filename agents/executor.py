@@ -2,7 +2,8 @@
 
 Seed 001 §2 and TURA: for a task bound to a tool the executor model writes the tool arguments
 (no thought: TURA's distilled executor acts directly), the tool is called through MCP, and the
-model judges whether the output achieves the task; if not it may refine the arguments and call
+Master's model judges whether the output achieves the task (seed 001 §3.5: the Master evaluates
+the completeness of each sub-task's outcome); if not the executor may refine the arguments and call
 again, within a bounded number of rounds. A task bound to a search tool runs the search loop of
 ``agents/executor_search.py`` (sub-queries, rounds, sufficiency, refinement). A tool-free task is
 computed by the model. Each result
@@ -39,10 +40,15 @@ log = logging.getLogger(__name__)
 
 
 class Judgement(BaseModel):
-    """The executor's verdict on a tool output."""
+    """The verdict on a tool output: the task's answer read from it, then whether it is enough.
 
-    sufficient: bool
+    Reading comes before deciding: asked for the verdict first, the 0.5B executor model said "not
+    enough" to nearly every right output on llama-server and "enough" to every one, wrong ones
+    included, on llama-cpp-python (docs/results.md), so the Master's 1.5B judges.
+    """
+
     result: str = ""
+    sufficient: bool
     retry_args: dict[str, Any] | None = None
 
 
@@ -124,15 +130,25 @@ async def _write_args(
 async def _judge(run: Run, task: Task, outcome: ToolOutcome) -> Judgement:
     prompt = render("executor_judge", goal=task.goal, output=outcome.output[:3000])
     result = await structured_call(
-        run.model("executor"),
+        run.model("master"),
         [HumanMessage(content=prompt)],
         Judgement,
-        fallback=lambda errors: Judgement(
-            sufficient=bool(outcome.output.strip()), result=outcome.output[:500]
-        ),
-        constrain=run.settings.role("executor").constrain_json,
+        fallback=lambda errors: Judgement(sufficient=bool(outcome.output.strip())),
+        constrain=run.settings.role("master").constrain_json,
     )
     return result.value
+
+
+def stated_result(judgement: Judgement, output: str) -> str:
+    """The judge's reading of ``output`` when the output states it, else the output itself.
+
+    A model's reading that the output does not contain ("Yes", a number it made up) never stands
+    for what the tool said.
+    """
+    reading = " ".join(judgement.result.lower().split())
+    if reading and reading in " ".join(output.lower().split()):
+        return judgement.result.strip()
+    return output
 
 
 async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutcome:
@@ -183,7 +199,8 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
         last_round = round_index == rounds - 1
         judgement = await _judge(run, task, outcome)
         if judgement.sufficient:
-            return TaskOutcome("ok", judgement.result or outcome.output, None, calls, evidence, switches)
+            result = stated_result(judgement, outcome.output)
+            return TaskOutcome("ok", result, None, calls, evidence, switches)
         # not enough: what the tool said stands, not the judge's reading ("The output does not…")
         results.append(outcome.output)
         if last_round:

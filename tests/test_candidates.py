@@ -130,7 +130,7 @@ async def test_only_the_selected_server_starts_in_a_run(
     team = Team()
     team["master"].on(MASTER, assessment("moderate", resolved=QUERY))
     team["executor"].on(EXEC_ARGS, {"person": "Napoleon"})
-    team["executor"].on(
+    team["master"].on(
         EXEC_JUDGE, {"sufficient": True, "result": "no record of Napoleon", "retry_args": None}
     )
     team["writer"].on(WRITER, "The archive has no record of Napoleon [1].")

@@ -67,7 +67,7 @@ def judge_all_sufficient(team: Team) -> None:
         year = re.search(r"born (?:on \d+ \w+ )?in (\d+)|\(born [\w ]*?(\d+) BC\)", output)
         return {"sufficient": True, "result": next(g for g in year.groups() if g) if year else output[:80]}
 
-    team["executor"].on(EXEC_JUDGE, judge)
+    team["master"].on(EXEC_JUDGE, judge)
 
 
 @pytest.mark.slow

@@ -27,7 +27,7 @@ async def test_time_question_goes_executor_inclusive_with_the_clock(team: Team, 
     query = "What time is it in Tokyo now?"
     team["master"].on(MASTER, assessment("moderate", resolved=query, intent="current time in a timezone"))
     team["executor"].on(EXEC_ARGS, {"timezone": "Asia/Tokyo"})
-    team["executor"].on(EXEC_JUDGE, {"sufficient": True, "result": "18:00 in Tokyo", "retry_args": None})
+    team["master"].on(EXEC_JUDGE, {"sufficient": True, "result": "18:00 in Tokyo", "retry_args": None})
     team["writer"].on(WRITER, "It is 18:00 (6 pm) in Tokyo now [1].")
 
     state, path, _ = await run(team.resources(hub), query)
@@ -74,7 +74,7 @@ async def test_comparison_goes_planner_enhanced_with_a_parallel_wave(hub) -> Non
     )
     team["executor"].on(lambda p: EXEC_COMPUTE in p and "Wu of Han" in p, {"result": "156", "complete": True})
     team["executor"].on(lambda p: EXEC_COMPUTE in p and "Caesar" in p, {"result": "100", "complete": True})
-    team["executor"].on(
+    team["master"].on(
         EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].split("\n")[0]}
     )
     team["writer"].on(

@@ -171,7 +171,7 @@ async def test_a_run_calls_a_tool_whose_arguments_are_named_like_pydantic_member
     }
     team["planner"].on(PLANNER, plan)
     team["executor"].on(EXEC_ARGS, odd)
-    team["executor"].on(EXEC_JUDGE, {"sufficient": True, "result": "sent"})
+    team["master"].on(EXEC_JUDGE, {"sufficient": True, "result": "sent"})
     team["writer"].on(WRITER, "Sent [1].")
     settings = make_settings(max_replans=0, max_executor_rounds=1)
 
@@ -197,7 +197,7 @@ async def test_a_run_whose_tools_misbehave_ends_in_an_answer_that_says_what_fail
     }
     team["planner"].on(PLANNER, plan)
     team["executor"].on(EXEC_ARGS, {"text": "ab", "times": 2})
-    team["executor"].on(
+    team["master"].on(
         EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].split("\n")[0]}
     )
     team["writer"].on(WRITER, "ab ab [1]; the wait could not be done.")

@@ -122,7 +122,7 @@ def planning(team: Team) -> None:
     """A Planner-route script for the sum: one task on the real python server."""
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=SUM))
     team["planner"].on(PLANNER, PLAN)
-    team["executor"].on(
+    team["master"].on(
         EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].split("\n")[0]}
     )
     team["writer"].on(WRITER, lambda p: "It is 8 [1]." if "2 * 4" in p else "It is 395 [1].")

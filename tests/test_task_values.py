@@ -64,7 +64,7 @@ def scripted_team(*plans: dict, repair_on: str = "come neither from the question
             "next_queries": [],
         },
     )
-    team["executor"].on(
+    team["master"].on(
         EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].split("\n")[0]}
     )
     team["writer"].on(HOP_READ, read_year).on(

@@ -47,7 +47,7 @@ def _team() -> Team:
     team = Team()
     team["master"].on(MASTER, assessment("complex", resolved=QUERY))
     team["planner"].on(PLANNER, PLAN)
-    team["executor"].on(
+    team["master"].on(
         EXEC_JUDGE, lambda p: {"sufficient": True, "result": p.split("Tool output:\n")[1].split("\n")[0]}
     )
     team["writer"].on(WRITER, "17 * 23 + 4 is 395 [1].")

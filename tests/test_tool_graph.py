@@ -66,7 +66,7 @@ async def test_weights_change_after_runs_survive_a_restart_and_reach_the_planner
         team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
         team["planner"].on(PLANNER, PLAN)
         team["executor"].on(EXEC_ARGS, {"person": "Julius Caesar"})
-        team["executor"].on(EXEC_JUDGE, {"sufficient": True, "result": "ok"})
+        team["master"].on(EXEC_JUDGE, {"sufficient": True, "result": "ok"})
         team["writer"].on(WRITER, "Caesar was born 2126 years before 2026 [1][2].")
         state, _, _ = await run(team.resources(hub, settings), QUERY)
         assert [result["status"] for result in state["results"].values()] == ["ok", "ok"]

@@ -48,6 +48,6 @@ def scripted(team: Team, seconds: float) -> Team:
     each tool output whole, the Writer answers :data:`ANSWER`."""
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
     team["planner"].on(PLANNER, plan_reply(seconds))
-    team["executor"].on(EXEC_JUDGE, judge)
+    team["master"].on(EXEC_JUDGE, judge)
     team["writer"].on(WRITER, ANSWER)
     return team
