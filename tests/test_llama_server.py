@@ -120,7 +120,8 @@ def children_of(pid: int) -> list[int]:
 
 
 def test_the_server_is_chosen_in_the_configuration(tmp_path: Path) -> None:
-    assert load_model_settings(env={}).local.server == "llama-cpp-python"
+    assert load_model_settings(env={}).local.server == "llama-server"
+    assert load_model_settings(env={"AISEARCH_LOCAL_SERVER": "llama-cpp-python"}).local.server == "llama-cpp-python"
     settings = load_model_settings(
         env={"AISEARCH_LOCAL_SERVER": "llama-server", "AISEARCH_LOCAL_PARALLEL": "2"}
     )
@@ -168,7 +169,9 @@ def test_a_missing_binary_is_one_line_from_the_cli(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("env", "config", "build"),
     [
-        ({}, "", "0"),
+        ({}, "", "1"),
+        ({"AISEARCH_LOCAL_SERVER": "llama-cpp-python"}, "", "0"),
+        ({}, '[local]\nserver = "llama-cpp-python"\n', "0"),
         ({"AISEARCH_LOCAL_SERVER": "llama-server"}, "", "1"),
         ({}, '[local]\nserver = "llama-server"\n', "1"),
         (
@@ -178,7 +181,7 @@ def test_a_missing_binary_is_one_line_from_the_cli(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_the_set_up_builds_llama_server_only_when_it_is_configured(
+def test_the_set_up_builds_llama_server_unless_another_server_is_configured(
     tmp_path: Path, env: dict[str, str], config: str, build: str
 ) -> None:
     script = (REPO / "scripts" / "bootstrap.sh").read_text()
