@@ -241,7 +241,9 @@ async def assess(
         emit(AnswerEvent(event="answer", answer=answer))
         return Command(goto=END, update={"answer": answer, "query": ""})  # type: ignore[arg-type]  # langgraph types END as str
     query = prepared.text
-    today = run.now().strftime("%A, %Y-%m-%d %H:%M %Z").strip()
+    # the date, not the time of day: the roles' prompts then stay the same all day (a plan is
+    # reproducible and the server's prompt cache holds); the time comes from the clock tools
+    today = run.now().strftime("%A, %Y-%m-%d %Z").strip()
     pending = state.get("clarification")
     clarified = pending is not None and pending["status"] == "answered"  # back from clarify
     cached = None if clarified or prepared.trim_note else await recall(run, state, query, today)

@@ -30,7 +30,7 @@ pytestmark = [
     pytest.mark.skipif(not llama_cpp_available(), reason=LLAMA_CPP_ERROR or ""),
     pytest.mark.asyncio(loop_scope="module"),  # langchain-openai caches its HTTP client per event loop
 ]
-TODAY = "Sunday, 2026-11-22 09:00 UTC"
+TODAY = "Sunday, 2026-11-22 UTC"
 
 
 @pytest.fixture(scope="module")
