@@ -224,7 +224,7 @@ async def run_search_task(
             log.info("task %s round %d: nothing new for %s", task.id, round_index + 1, queries)
             queries = None
             continue
-        if declares_value(task) and (value := await _declared_value(run, task, progress, "")):
+        if task.declares_value() and (value := await _declared_value(run, task, progress, "")):
             # the reader found the value: the executor model's judgement would only be read over
             progress.relied = _holding(value, [progress.passages[pid] for pid in progress.value_read])
             return TaskOutcome("ok", value, None, progress.calls, progress.relied_evidence())
@@ -246,16 +246,10 @@ async def run_search_task(
     return outcome
 
 
-def declares_value(task: Task) -> bool:
-    """Whether ``task`` says it returns a value (a year, a number, a name), not passages to read."""
-    returns = task.returns.strip().lower()
-    return bool(returns) and "passage" not in returns and "document" not in returns
-
-
 async def _declared_value(run: Run, task: Task, progress: SearchProgress, answer: str) -> str:
     """The value ``task`` declares it returns, read from the passages it found; ``answer`` (the
     executor model's reading) when the task declares none, the reader cannot tell, or fails."""
-    if not declares_value(task):
+    if not task.declares_value():
         return answer
     relied = progress.relied_on()
     rest = [item for item in progress.passages.values() if item not in relied]

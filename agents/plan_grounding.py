@@ -23,10 +23,16 @@ A question that asks for one quantity ("how many years after …": ``tools.quest
 not a choice between named options) is answered by one task: a plan whose lookups each end it, with
 no task combining them, leaves the arithmetic to the Writer, which gets it wrong (all 5 such plans
 of the 16 compositional tuning questions). Such a first plan is sent back to be completed.
+
+A lookup whose result a later task computes with (``abs({{t1}} - {{t2}})``) returns a number: the
+plan's own structure says so even when the Planner left ``returns`` out, and without it the
+search task ends in the executor's sentence ("Ernst Messerschmid was born on May 21, 1945. He
+is …"), which no calculator parses (:func:`numeric_operands`).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
 import re
@@ -46,6 +52,12 @@ NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 UNIT_FACTORS = frozenset({"12", "24", "60", "100", "365", "1000"})
 # What a written-out value must be by itself; "type" and "required" are the executor's to settle.
 VALUE_RULES = frozenset({"pattern", "enum", "const", "minLength", "maxLength"})
+
+# The nodes of an arithmetic expression (a calculator's input): numbers, operators, function calls.
+ARITHMETIC_NODES = (
+    ast.Expression, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Constant, ast.Call,
+    ast.Name, ast.Load,
+)  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -147,4 +159,33 @@ def uncombined_tasks(tasks: list[Task], query: str) -> list[str]:
         f"the question asks for one quantity, but tasks {', '.join(ends)} each end the plan and no task "
         f"combines their results: add one final task that computes the answer from {refs} with the "
         "calculator (list them in its deps)"
+    ]
+
+
+def arithmetic_operands(text: str) -> list[str]:
+    """The task ids whose ``{{tN}}`` stand as operands of the arithmetic expression ``text``
+    (``[]`` when ``text`` is no such expression). The text is parsed, never evaluated."""
+    ids = [match.group(1) for match in REF_PATTERN.finditer(text)]
+    if not ids:
+        return []
+    try:
+        tree = ast.parse(REF_PATTERN.sub("1", text).strip(), mode="eval")
+    except SyntaxError:
+        return []
+    nodes = list(ast.walk(tree))
+    if not any(isinstance(node, ast.BinOp) for node in nodes):
+        return []
+    return ids if all(isinstance(node, ARITHMETIC_NODES) for node in nodes) else []
+
+
+def numeric_operands(tasks: list[Task]) -> list[Task]:
+    """``tasks`` with each task whose result another computes with, and that declares no value of
+    its own (a value it does declare, "a year", is the Planner's to choose), returning a number."""
+    operands = {tid for task in tasks for text in _strings(task.args) for tid in arithmetic_operands(text)}
+
+    return [
+        task.model_copy(update={"returns": "a number"})
+        if task.id in operands and not task.declares_value()
+        else task
+        for task in tasks
     ]

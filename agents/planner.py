@@ -27,7 +27,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
 from agents.id_deps import needs_of, wire_id_dependencies
-from agents.plan_grounding import misfit_arguments, uncombined_tasks, ungrounded_numbers
+from agents.plan_grounding import misfit_arguments, numeric_operands, uncombined_tasks, ungrounded_numbers
 from agents.plan_prompt import PlanSketch, plan_prompt, sketch_model
 from agents.plan_stream import early_results, early_start
 from agents.tool_history import chain_hint
@@ -278,6 +278,7 @@ async def plan(
     def check(sketch: PlanSketch) -> list[Task]:
         tasks = _renumber(_normalise_tools(list(sketch.tasks), candidates), taken)
         tasks = wire_id_dependencies(tasks, needs_of(candidates), kept)  # no invented ids
+        tasks = numeric_operands(tasks)  # a value a calculation takes is read as a number
         validate_plan(
             {"tasks": [t.model_dump() for t in tasks]},
             candidate_tools=[tool["name"] for tool in candidates],

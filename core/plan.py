@@ -52,6 +52,11 @@ class Task(BaseModel):
             return None
         return value
 
+    def declares_value(self) -> bool:
+        """Whether the task says it returns a value (a year, a number, a name), not passages to read."""
+        returns = self.returns.strip().lower()
+        return bool(returns) and "passage" not in returns and "document" not in returns
+
     def references(self) -> set[str]:
         """Task ids referenced by ``{{tN…}}`` placeholders anywhere in the arguments or goal."""
         text = json.dumps(self.args, ensure_ascii=False) + " " + self.goal

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from agents.plan_grounding import misfit_arguments, numbers_in, uncombined_tasks, ungrounded_numbers
+from agents.plan_grounding import (
+    arithmetic_operands,
+    misfit_arguments,
+    numbers_in,
+    numeric_operands,
+    uncombined_tasks,
+    ungrounded_numbers,
+)
 from core.plan import Task
 
 QUERY = "How many years after Ulrich Walter was born was Luca Parmitano born?"
@@ -110,3 +117,25 @@ def test_a_plan_for_one_quantity_must_combine_its_lookups() -> None:
         uncombined_tasks([t1, t2], "Who is elder, Fred Niblo or Peter Duffell, and by how many years?") == []
     )
     assert uncombined_tasks([t1], "How many films did Fred Niblo direct?") == []
+
+
+def test_the_operands_of_an_arithmetic_expression_are_found_by_parsing() -> None:
+    assert arithmetic_operands("abs({{t1}} - {{t2}})") == ["t1", "t2"]
+    assert arithmetic_operands("({{t2}} - {{t1}}) / 365") == ["t2", "t1"]
+    assert arithmetic_operands("{{t1}}") == [], "a whole value is passed as it is"
+    assert arithmetic_operands("the year {{t1}} and {{t2}}") == [], "text, not an expression"
+    assert arithmetic_operands("__import__('os').system({{t1}})") == [], "no arithmetic in it"
+    assert arithmetic_operands("{{t1}}.year - {{t2}}") == [], "an attribute is not arithmetic"
+    assert arithmetic_operands("7 * 6") == []
+
+
+def test_a_lookup_a_calculation_takes_returns_a_number() -> None:
+    t1 = Task(id="t1", goal="Date of birth of Fred Niblo", tool="docs.search", args={"query": "Fred Niblo"})
+    t2 = Task(id="t2", goal="Birth year of Duffell", tool="docs.search", args={"query": "Duffell"}, returns="a year")
+    t3 = Task(id="t3", goal="Peter Duffell's films", tool="docs.search", args={"query": "Duffell films"})
+    t4 = calc("abs({{t2}} - {{t1}})", "t4").model_copy(update={"deps": ["t1", "t2"]})
+    t5 = Task(id="t5", goal="Summarise", tool=None, args={"text": "{{t3}}"}, deps=["t3"])
+    done = {task.id: task.returns for task in numeric_operands([t1, t2, t3, t4, t5])}
+    assert done == {"t1": "a number", "t2": "a year", "t3": "", "t4": "", "t5": ""}
+    passages = t1.model_copy(update={"returns": "passages"})
+    assert numeric_operands([passages, t4])[0].returns == "a number"

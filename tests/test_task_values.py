@@ -108,6 +108,21 @@ async def test_two_looked_up_years_reach_the_calculator_as_numbers(
 
 
 @pytest.mark.slow
+async def test_lookups_a_calculation_takes_are_read_as_numbers_without_being_told(
+    docs_hub: ToolHub, fixture_index: Path
+) -> None:
+    untold = {**PLAN, "tasks": [{k: v for k, v in task.items() if k != "returns"} for task in PLAN["tasks"]]}
+    team = scripted_team(untold)
+
+    state = await run_team(team, docs_hub)
+
+    results = state["results"]
+    assert (results["t1"]["output"], results["t2"]["output"]) == ("1932", "1871")
+    assert results["t3"]["tool_calls"][0]["args"] == {"expression": "1932 - 1871"}
+    assert state["answer"]["short"] == "61"
+
+
+@pytest.mark.slow
 async def test_a_year_the_planner_did_not_look_up_sends_the_plan_back_for_repair(
     docs_hub: ToolHub, fixture_index: Path
 ) -> None:
