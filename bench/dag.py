@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +47,7 @@ from core.settings import Settings
 from core.state import InputState
 from evals.metrics import exact_match
 from evals.qa_data import read_jsonl
+from evals.run_dirs import code_version
 from evals.stats import percentile
 from graph.builder import SearchGraph, build_graph
 
@@ -248,16 +248,6 @@ def summarise(rows: list[dict[str, Any]], parallel_cap: int) -> dict[str, Any]:
     }
 
 
-def _commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-        )
-    except OSError:
-        return "unknown"
-    return out.stdout.strip() or "unknown"
-
-
 async def run(
     settings: Settings,
     *,
@@ -271,6 +261,7 @@ async def run(
     from evals.qa_context import open_context
 
     questions = load_questions(data, n)
+    version = code_version()  # the code measured: the commit at the start, not when it ends
     cap = parallel_cap or settings.budgets.max_parallel
     load_before = os.getloadavg()
     rows = []
@@ -291,7 +282,8 @@ async def run(
             "before": [round(x, 2) for x in load_before],
             "after": [round(x, 2) for x in os.getloadavg()],
         },
-        "commit": _commit(),
+        "commit": version["commit"] or "unknown",
+        "dirty": version["dirty"],
         "data": str(data),
         "questions": rows,
     }
