@@ -26,6 +26,7 @@ from app.models_cli import executor_status
 from evals.bfcl_fetch import bfcl_dir
 from models.assemble import model_path
 from models.distilled import DISTILLED_ALIAS
+from models.llama_server import default_binary
 from models.model_parts import REGISTRY
 
 pytestmark = [
@@ -41,6 +42,8 @@ def cache(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("needs the assembled models and BFCL in the cache (aisearch models assemble; eval bfcl)")
     (tmp_path / "models").symlink_to(model_path(next(iter(REGISTRY))).parent)
     (tmp_path / "bfcl").symlink_to(bfcl_dir())
+    if default_binary().is_file():  # the user's llama-server build, where the moved cache looks for it
+        (tmp_path / "llama-server").symlink_to(default_binary().parent.parent)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AISEARCH_CACHE_DIR", str(tmp_path))
         patch.delenv("AISEARCH_DISTILL_DIR", raising=False)

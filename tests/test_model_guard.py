@@ -17,11 +17,12 @@ from models.factory import build_chat_model
 
 
 def local_settings(tmp_path: Path) -> Settings:
-    """Every role on the embedded server, serving a stand-in GGUF file (nothing to assemble)."""
+    """Every role on the embedded server, serving a stand-in GGUF file (nothing to assemble); the
+    server is llama-cpp-python's, whose start the ``no_start`` fixture replaces."""
     (tmp_path / "model.gguf").write_bytes(b"GGUF")
     return Settings(
         roles={role: RoleSettings(model="model") for role in ROLES},
-        local=LocalServerSettings(gguf={"model": str(tmp_path / "model.gguf")}),
+        local=LocalServerSettings(gguf={"model": str(tmp_path / "model.gguf")}, server="llama-cpp-python"),
     )
 
 
