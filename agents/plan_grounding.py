@@ -58,6 +58,7 @@ ARITHMETIC_NODES = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Constant, ast.Call,
     ast.Name, ast.Load,
 )  # fmt: skip
+MAX_EXPRESSION_CHARS = 1000  # a longer argument is read as text, not parsed
 
 log = logging.getLogger(__name__)
 
@@ -166,11 +167,11 @@ def arithmetic_operands(text: str) -> list[str]:
     """The task ids whose ``{{tN}}`` stand as operands of the arithmetic expression ``text``
     (``[]`` when ``text`` is no such expression). The text is parsed, never evaluated."""
     ids = [match.group(1) for match in REF_PATTERN.finditer(text)]
-    if not ids:
+    if not ids or len(text) > MAX_EXPRESSION_CHARS:
         return []
     try:
         tree = ast.parse(REF_PATTERN.sub("1", text).strip(), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or nested too deep
         return []
     nodes = list(ast.walk(tree))
     if not any(isinstance(node, ast.BinOp) for node in nodes):
@@ -182,7 +183,6 @@ def numeric_operands(tasks: list[Task]) -> list[Task]:
     """``tasks`` with each task whose result another computes with, and that declares no value of
     its own (a value it does declare, "a year", is the Planner's to choose), returning a number."""
     operands = {tid for task in tasks for text in _strings(task.args) for tid in arithmetic_operands(text)}
-
     return [
         task.model_copy(update={"returns": "a number"})
         if task.id in operands and not task.declares_value()

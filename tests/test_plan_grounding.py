@@ -127,6 +127,8 @@ def test_the_operands_of_an_arithmetic_expression_are_found_by_parsing() -> None
     assert arithmetic_operands("__import__('os').system({{t1}})") == [], "no arithmetic in it"
     assert arithmetic_operands("{{t1}}.year - {{t2}}") == [], "an attribute is not arithmetic"
     assert arithmetic_operands("7 * 6") == []
+    assert arithmetic_operands("{{t1}}" + " + 1" * 5000) == [], "too long to be read as an expression"
+    assert arithmetic_operands("(" * 300 + "{{t1}} - 1" + ")" * 300) == [], "nested too deep"
 
 
 def test_a_lookup_a_calculation_takes_returns_a_number() -> None:
