@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from agents.planner import single_task_plan
+from agents.router import needs_tools
 from agents.strategies import STRATEGY_NODES
 from core.events import ToolsEvent, emit
 from core.run import RunContext, current_run
@@ -40,8 +41,9 @@ async def select_tools(
     On the Executor route a search tool runs the Master's SRSA strategy (``agents/strategies.py``);
     any other tool (one that needs no identifier from another) is bound to a single task and
     dispatched. The Planner route goes and plans. The documents the probe found come first when
-    they cover the question, when the Master sent it to them rather than to memory, or when it read
-    that searching them is enough (a "when…" question otherwise binds the clock its wording matches).
+    they cover the question (unless it needs a calculation or a live fact), when the Master sent it
+    to them rather than to memory, or when it read that searching them is enough (a "when…"
+    question otherwise binds the clock its wording matches).
     """
     run = await current_run(runtime)
     assessment = state.get("assessment", {})
@@ -54,7 +56,10 @@ async def select_tools(
     on_topic = probe is not None and probe.get("similarity", 0.0) >= run.settings.document_probe_similarity
     # the Master's floor (not memory), or its reading that searching the documents is enough
     sent_to_documents = assessment.get("escalated") == "documents" or bool(assessment.get("search_only"))
-    probed = probe.get("tool") if probe and (on_topic or sent_to_documents) else None
+    # a calculation or a live fact binds its own tool, however near the documents' topic it is
+    # (the standard library's calendar pages are, to "how many days between …")
+    computes = state.get("route") == "executor" and needs_tools(query)
+    probed = probe.get("tool") if probe and ((on_topic and not computes) or sent_to_documents) else None
     if assessment.get("web"):  # a live or recent fact, or one the documents do not hold
         probed = WEB_SEARCH_TOOL
     if probed in specs:  # the documents the Master found on topic (or the web) are searched first

@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Team, make_settings, run
-from tests.support.fakes import EXEC_SEARCH_JUDGE, EXEC_SUBQUERIES, MASTER, WRITER, assessment
+from tests.support.fakes import (
+    EXEC_ARGS,
+    EXEC_JUDGE,
+    EXEC_SEARCH_JUDGE,
+    EXEC_SUBQUERIES,
+    MASTER,
+    WRITER,
+    assessment,
+)
 from tools.hub import ToolHub
 
 ON_TOPIC = "Who built the Harrow Point lighthouse?"
@@ -162,3 +170,24 @@ async def test_a_question_the_master_sends_to_search_alone_searches_the_document
     assert state["assessment"]["search_only"] and state["route"] == "executor"
     assert state["candidate_tools"][0]["name"] == "docsearch.search", "not the clock the wording matches"
     assert "parallel_search" in path and "dispatch" not in path
+
+
+@pytest.mark.slow
+async def test_a_calculation_binds_its_tool_however_near_the_documents_are(
+    team: Team, docs_hub: ToolHub
+) -> None:
+    query = "What is 17 * 23 + 4?"
+    team["master"].on(MASTER, assessment("moderate", resolved=query, intent="arithmetic"))
+    team["executor"].on(EXEC_ARGS, {"expression": "17 * 23 + 4"})
+    team["master"].on(EXEC_JUDGE, {"result": "395", "sufficient": True})
+    team["writer"].on(WRITER, "395 [1].")
+    settings = make_settings()
+    settings.document_probe_similarity = settings.document_probe_floor = 0.0  # every document on topic
+    settings.tool_candidates = 12
+
+    state, _, _ = await run(team.resources(docs_hub, settings), query)
+
+    assert state["assessment"]["probe"] is not None and state["route"] == "executor"
+    assert state["candidate_tools"][0]["name"] != "docsearch.search"
+    (result,) = state["results"].values()
+    assert result["tool"].startswith("python.") and result["status"] == "ok"
