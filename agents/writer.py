@@ -32,9 +32,10 @@ from agents.evidence import newest_first
 from agents.facets import answer_choices, is_yes_no_question
 from agents.focus import focus_passages, terms
 from agents.plan_answer import plan_findings, plan_reasons, plan_settled
+from agents.prompt_date import borrows_today
 from agents.recall import remember
 from agents.short_answer import explanation_of, short_of
-from agents.web_route import asks_about_now
+from agents.web_route import asks_about_now, for_another_tool
 from core.events import AnswerEvent, emit
 from core.plan import current_plan
 from core.run import RunContext, current_run
@@ -145,6 +146,8 @@ class Reading:
     settled: str | None = None  # the answer a comparison read entity by entity settled
     source_chars: int = 0  # the sources cut to this many characters of what matters (0: whole)
     steps: tuple[tuple[str, str], ...] = ()  # a broken chain's answered hops: (question, answer)
+    today: str = ""  # the prompt's date: an answer that is only this date, no source giving it, is asked again
+    said: str = ""  # what the sources and the question say (where such a date would have to stand)
 
 
 async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> tuple[str, str, str | None]:
@@ -172,10 +175,8 @@ async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> t
         first_tokens = SUMMARY_TOKENS if reading.full else SHORT_TOKENS
         first = await model.bind(max_tokens=first_tokens, temperature=0).ainvoke([system, question])
         first_text = decode_entities(strip_thinking(message_text(first)))
-    step = step_answered(short_of(first_text), reading.steps)
-    if step is not None:  # the answer to a step on the way, not to the question: asked once more
-        log.info("the Writer answered with step %r's answer %r: asked again", *step)
-        again = HumanMessage(content=render("writer_not_a_step", step=step[0], answer=step[1]))
+    again = not_the_answer(short_of(first_text), reading)
+    if again is not None:  # asked once more, in the same conversation
         reply = await model.bind(max_tokens=SHORT_TOKENS, temperature=0).ainvoke(
             [system, question, AIMessage(content=first_text), again]
         )
@@ -193,6 +194,20 @@ async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> t
         log.warning("the Writer's explanation failed (%s); answering with the short answer", problem)
         return short, short, problem
     return short, explanation_of(decode_entities(strip_thinking(message_text(second)))), None
+
+
+def not_the_answer(short: str, reading: Reading) -> HumanMessage | None:
+    """The turn that asks the Writer again when its short answer is not an answer to the question:
+    a step's answer on the way (:func:`step_answered`), or only the date its prompt gave
+    (:func:`agents.prompt_date.borrows_today`); None when it stands."""
+    step = step_answered(short, reading.steps)
+    if step is not None:
+        log.info("the Writer answered with step %r's answer %r: asked again", *step)
+        return HumanMessage(content=render("writer_not_a_step", step=step[0], answer=step[1]))
+    if reading.said and borrows_today(short, reading.today, reading.said):
+        log.info("the Writer answered with today's date %r, which no source gives: asked again", short)
+        return HumanMessage(content=render("writer_not_today", answer=short))
+    return None
 
 
 def step_answered(short: str, steps: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
@@ -244,6 +259,16 @@ def _prompt(
         choices="" if reading.full else choices,
         how=SUMMED_UP if reading.full else BRIEF.format(form=form),
     )
+
+
+def about_now(query: str) -> bool:
+    """Whether ``query`` asks about the present or the clock (today's date may be its answer)."""
+    return asks_about_now(query) or for_another_tool(query)
+
+
+def said_by(sources: list[Evidence], query: str) -> str:
+    """The text of ``sources`` and ``query``: where a date the answer gives must stand."""
+    return "\n".join([query, *(f"{item['title']} {item['content']}" for item in sources)])
 
 
 async def _read(
@@ -324,6 +349,8 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
             settled=verdict.answer if verdict else computed,
             source_chars=cut,
             steps=() if full else steps,
+            today=state.get("today", ""),
+            said="" if direct or about_now(resolved_query(state)) else said_by(sources, resolved_query(state)),
         )
         short, text, problem = await _read(model, state, sources, missing, reading)
     if problem:
