@@ -145,10 +145,33 @@ class ToolHub:
         }
         self.descriptions = {name: text for name, text in (descriptions or {}).items() if name in connections}
         self.on_started = on_started
-        self.specs: dict[str, ToolSpec] = {
-            spec.name: refined_spec(spec) for specs in self.described.values() for spec in specs
-        }
+        self.specs: dict[str, ToolSpec] = {}
+        # tool -> its own document, where the hub shows one DRAFT refined: retrieval indexes this one
+        self.originals: dict[str, str] = {}
+        for specs in self.described.values():
+            for spec in specs:
+                self._show(spec)
         self._starts: dict[str, asyncio.Task[None]] = {}
+
+    def _show(self, spec: ToolSpec) -> None:
+        """Offer ``spec`` with the document DRAFT refined for it, if any, keeping its own in
+        :attr:`originals`."""
+        shown = refined_spec(spec)
+        self.specs[spec.name] = shown
+        if shown is spec:
+            self.originals.pop(spec.name, None)
+        else:
+            self.originals[spec.name] = spec.description
+
+    def retrieval_document(self, name: str) -> str:
+        """The document tool retrieval indexes ``name`` by: the tool's own, never DRAFT's refinement.
+
+        DRAFT rewrites a document for the model that calls the tool (its trials check calls, not
+        retrieval), and a small rewriter drops what retrieval matches questions against: its
+        rewrite of ``clock.date_diff`` lost the example questions, so "how many days between two
+        dates" found ``clock.shift_date``'s instead.
+        """
+        return self.originals[name] if name in self.originals else self.specs[name].description
 
     @classmethod
     @asynccontextmanager
@@ -225,11 +248,11 @@ class ToolHub:
             return
         for qualified in [q for q, spec in self.specs.items() if spec.server == name]:
             del self.specs[qualified]  # the server's own listing replaces the catalogue's description
+            self.originals.pop(qualified, None)
         for tool in server.tools.values():
             qualified = f"{name}.{tool.name}"
             schema = normalise_schema(tool.args_schema)
-            spec = ToolSpec(qualified, name, tool.description or "", schema, cacheable(tool.metadata))
-            self.specs[qualified] = refined_spec(spec)
+            self._show(ToolSpec(qualified, name, tool.description or "", schema, cacheable(tool.metadata)))
         if server.instructions and name not in self.descriptions:
             self.descriptions[name] = server.instructions
         if self.on_started is not None:

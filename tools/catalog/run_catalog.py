@@ -121,11 +121,13 @@ def run_servers(
 
 
 def hub_catalog(hub: ToolHub) -> Catalog:
-    """The hub's tools as a catalogue (servers with at least one tool, in the hub's order)."""
+    """The hub's tools as a catalogue (servers with at least one tool, in the hub's order), each
+    by its own document (:meth:`ToolHub.retrieval_document`)."""
     by_server: dict[str, list[CatalogTool]] = {}
     for spec in hub.specs.values():
         tool = spec.name[len(spec.server) + 1 :]
-        by_server.setdefault(spec.server, []).append(CatalogTool(tool, spec.description, spec.parameters))
+        document = hub.retrieval_document(spec.name)  # the tool's own, not a DRAFT refinement
+        by_server.setdefault(spec.server, []).append(CatalogTool(tool, document, spec.parameters))
     catalog = Catalog()
     for name in hub.servers:
         if by_server.get(name):
