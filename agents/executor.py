@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from agents.evidence import evidence_id, tool_evidence
 from agents.executor_backup import call_with_backups
+from agents.executor_rebind import Binding, rebind, rebinding_switch, task_reach
 from agents.executor_search import run_search_task
 from agents.task_result import finish_task
 from agents.tool_history import record_task
@@ -93,9 +95,14 @@ def _inputs_text(parent_outputs: dict[str, str]) -> str:
     )
 
 
+def _written_out(args: dict[str, Any]) -> bool:
+    """Whether the plan wrote ``args`` out in full (no ``{{tN}}`` left to fill)."""
+    return bool(args) and not REF_PATTERN.search(json.dumps(args))
+
+
 def _complete_args(task: Task, model: type[BaseModel]) -> dict[str, Any] | None:
     """The plan's own arguments when they already satisfy the schema with every reference filled."""
-    if not task.args or REF_PATTERN.search(json.dumps(task.args)):
+    if not _written_out(task.args):
         return None
     try:
         return tool_args(model.model_validate(task.args))
@@ -104,8 +111,10 @@ def _complete_args(task: Task, model: type[BaseModel]) -> dict[str, Any] | None:
 
 
 async def _write_args(
-    run: Run, task: Task, spec: ToolSpec, payload: TaskPayload, previous: str
-) -> dict[str, Any]:
+    run: Run, task: Task, spec: ToolSpec, payload: TaskPayload, previous: str, reach: Sequence[ToolSpec]
+) -> Binding:
+    """The executor model's arguments for ``spec``; a reply that does not fit ``spec`` but fits a
+    tool of ``reach`` goes to that tool, with no repair round (``agents/executor_rebind.py``)."""
     model = args_model(spec)
     prompt = render(
         "executor_args",
@@ -122,9 +131,11 @@ async def _write_args(
         run.model("executor"),
         [HumanMessage(content=prompt + hint)],
         model,
+        salvage=lambda found: rebind(found, spec, reach, args_model),
         constrain=run.settings.role("executor").constrain_json,
     )
-    return tool_args(result.value)
+    value = result.value
+    return value if isinstance(value, Binding) else Binding(spec, tool_args(value))
 
 
 async def _judge(run: Run, task: Task, outcome: ToolOutcome) -> Judgement:
@@ -167,7 +178,10 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
     switches: list[ToolSwitch] = []
     evidence: list[Evidence] = []
     results: list[str] = []
+    reach = task_reach(hub, spec, payload.get("candidates", []))
     args = _complete_args(task, args_model(spec))
+    if args is None and _written_out(task.args) and rebind(task.args, spec, reach, args_model):
+        args = dict(task.args)  # they fit another tool within reach: the call goes there below
     previous = ""
     rounds = min(budgets.max_executor_rounds, max(payload["tool_calls_left"], 0))
     deadline = payload.get("deadline", float("inf"))
@@ -179,11 +193,18 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
             break
         if args is None:
             try:
-                args = await _write_args(run, task, spec, payload, previous)
+                binding = await _write_args(run, task, spec, payload, previous, reach)
             except StructuredOutputError as exc:
                 return TaskOutcome(
                     "failed", "", f"could not write arguments for {qualified}: {exc}", calls, evidence
                 )
+        else:  # the plan's or the judge's: they may fit another tool than the bound one
+            binding = rebind(args, spec, reach, args_model) or Binding(spec, args)
+        if binding.spec is not spec:
+            switches.append(rebinding_switch(task, spec, binding))
+            spec, qualified = binding.spec, binding.spec.name
+            reach = task_reach(hub, spec, payload.get("candidates", []))
+        args = binding.args
         left = payload["tool_calls_left"] - len(calls)
         resilient = await call_with_backups(
             run, task, qualified, args, max_calls=max(left, 1), arg_models=args_model

@@ -195,7 +195,7 @@ async def call_with_backups(
         switch = ToolSwitch(from_tool=current, to_tool=peer, reason=reason, args=mapped, mapped_by=how)
         call.switches.append(switch)
         log.warning("task %s: %s failed (%s); switching to its backup %s", task.id, current, reason, peer)
-        _announce(ToolSwitchEvent(event="tool_switch", task_id=task.id, **switch))
+        announce(ToolSwitchEvent(event="tool_switch", task_id=task.id, **switch))
         call.outcome = await _checked_call(run, peer, mapped)
         call.calls.append(call.outcome)
         current = peer
@@ -204,7 +204,7 @@ async def call_with_backups(
     return call
 
 
-def _announce(event: ToolSwitchEvent) -> None:
+def announce(event: ToolSwitchEvent) -> None:
     """Emit ``event`` on the graph's stream; outside a graph (``aisearch bench faults``) there is none."""
     try:
         emit(event)

@@ -232,6 +232,7 @@ def early_start(
             plan_version=version,
             tool_calls_left=granted,
             deadline=deadline,
+            candidates=[tool["name"] for tool in candidates],
         )
         return run_task(run, payload)
 

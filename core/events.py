@@ -58,7 +58,8 @@ class TaskEndEvent(TypedDict):
 
 
 class ToolSwitchEvent(TypedDict):
-    """A task's tool failed and the Executor switched to a backup of the same toolkit."""
+    """A task's tool failed and the Executor switched to a backup of the same toolkit, or the call's
+    arguments fit another tool than the bound one and went there."""
 
     event: Literal["tool_switch"]
     task_id: str

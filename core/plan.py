@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import networkx as nx
@@ -245,11 +245,13 @@ def task_payload(
     plan_version: int,
     tool_calls_left: int,
     deadline: float,
+    candidates: Sequence[str] = (),
 ) -> TaskPayload:
     """The narrow input of one task's run: its parents' outputs filled into its arguments.
 
     Built the same way for a task the dispatcher sends as a ``Send`` branch and for one the
-    Planner starts while its plan is still streaming (``agents/plan_stream.py``).
+    Planner starts while its plan is still streaming (``agents/plan_stream.py``); ``candidates``
+    are the run's candidate tools, where a call whose arguments fit one may go.
     """
     filled = task.model_copy(update={"args": substitute(task.args, outputs)})
     return TaskPayload(
@@ -260,4 +262,5 @@ def task_payload(
         plan_version=plan_version,
         tool_calls_left=tool_calls_left,
         deadline=deadline,
+        candidates=list(candidates),
     )

@@ -65,7 +65,8 @@ class ToolCallRecord(TypedDict):
 
 
 class ToolSwitch(TypedDict):
-    """The Executor switched from a failed tool to a backup of its toolkit."""
+    """The Executor switched from a failed tool to a backup of its toolkit, or from the bound tool
+    to the one its arguments fit (``agents/executor_rebind.py``)."""
 
     from_tool: str
     to_tool: str
@@ -363,3 +364,4 @@ class TaskPayload(TypedDict):
     plan_version: int
     tool_calls_left: int
     deadline: NotRequired[float]
+    candidates: NotRequired[list[str]]  # the run's candidate tools: a call's arguments may fit one

@@ -46,6 +46,7 @@ async def dispatch(
                 plan_version=plan.version,
                 tool_calls_left=max(calls_left // len(wave), 1) if calls_left else 0,
                 deadline=deadline,
+                candidates=[tool["name"] for tool in state.get("candidate_tools", [])],
             ),
         )
         for task in wave

@@ -156,6 +156,7 @@ async def structured_call(
     *,
     check: None = None,
     fallback: Callable[[list[str]], T] | None = None,
+    salvage: Callable[[Any], T | None] | None = None,
     constrain: bool = True,
     repair: bool = True,
     on_text: Callable[[int, str], None] | None = None,
@@ -170,6 +171,7 @@ async def structured_call(
     *,
     check: Callable[[M], T],
     fallback: Callable[[list[str]], T] | None = None,
+    salvage: Callable[[Any], T | None] | None = None,
     constrain: bool = True,
     repair: bool = True,
     on_text: Callable[[int, str], None] | None = None,
@@ -183,6 +185,7 @@ async def structured_call(
     *,
     check: Callable[[M], Any] | None = None,
     fallback: Callable[[list[str]], Any] | None = None,
+    salvage: Callable[[Any], Any] | None = None,
     constrain: bool = True,
     repair: bool = True,
     on_text: Callable[[int, str], None] | None = None,
@@ -197,6 +200,9 @@ async def structured_call(
             message the model can act on); its return value is the result.
         fallback: Builds a safe value from the list of errors when parse and repair both fail;
             without it the errors are raised.
+        salvage: Given the JSON of a reply that ``schema`` or ``check`` rejected, a value to take
+            instead (no repair round), or None to go on (the Executor's arguments that fit
+            another tool: ``agents/executor_rebind.py``).
         constrain: Ask the endpoint for schema-constrained decoding.
         repair: Allow one repair round.
         on_text: With it, each reply is streamed and ``on_text(attempt, text_so_far)`` is called
@@ -229,14 +235,19 @@ async def structured_call(
             return StructuredResult(
                 value=fallback(errors), raw=raw, attempts=attempt, errors=errors, fallback=True
             )
+        found: Any = None
         try:
-            parsed = schema.model_validate(extract_json(raw))
+            found = extract_json(raw)
+            parsed = schema.model_validate(found)
             value = check(parsed) if check else parsed
             return StructuredResult(value=value, raw=raw, attempts=attempt, errors=errors)
         except (StructuredOutputError, ValidationError, ValueError) as exc:
             problem = _describe(exc)
             errors.append(problem)
             log.info("structured output for %s rejected (attempt %d): %s", schema.__name__, attempt, problem)
+            salvaged = salvage(found) if salvage is not None and found is not None else None
+            if salvaged is not None:
+                return StructuredResult(value=salvaged, raw=raw, attempts=attempt, errors=errors)
             history = [
                 *history,
                 AIMessage(content=raw),
