@@ -161,8 +161,8 @@ def test_date_arithmetic(pinned_clock: None) -> None:
     assert "-325 days" in date_diff("2026-11-22", "2026-01-01")
     assert "0 years, 1 month, 1 day" in date_diff("2024-01-31", "2024-03-01")
     # a year alone is its first day, and the result says so: a difference in whole years
-    assert date_diff("1966", "1980").startswith("from 1966-01-01 (Saturday) to 1980-01-01")
-    assert "= 14 years, 0 months, 0 days" in date_diff("1966", "1980")
+    assert date_diff("1966", "1980").startswith("5113 days from 1966-01-01 (Saturday) to 1980-01-01")
+    assert "or 14 years, 0 months, 0 days" in date_diff("1966", "1980")
     with pytest.raises(ValueError, match="outside the supported years"):
         shift_date("9999-12-31", days=1)
 

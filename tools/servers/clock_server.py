@@ -325,9 +325,9 @@ def date_diff(start: DateText, end: DateText) -> str:
     breakdown = f"{_plural(months // 12, 'year')}, {_plural(months % 12, 'month')}, {_plural(rest, 'day')}"
     weeks = f"{_plural(abs(days) // 7, 'week')} and {_plural(abs(days) % 7, 'day')}"
     note = "; the end is before the start" if days < 0 else ""
-    return (
-        f"from {first.isoformat()} ({first:%A}) to {second.isoformat()} ({second:%A}): "
-        f"{_plural(days, 'day')} = {weeks} = {breakdown}{note}"
+    return (  # the days first: a small reader answers "how many days" with the first quantity it reads
+        f"{_plural(days, 'day')} from {first.isoformat()} ({first:%A}) to {second.isoformat()} ({second:%A})"
+        f"{note}; that is {weeks}, or {breakdown}"
     )
 
 
