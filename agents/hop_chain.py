@@ -5,7 +5,9 @@ self-ask in spirit): the model splits "What is the seat of the county where Van 
 is?" into "1. Which county is Van Hook Township in?" and "2. What is the seat of #1?". Each hop
 searches its question with the earlier answers written in (``#1`` → "Mountrail County"),
 reads the passages it found and answers in a few words (``agents/hop_read.py``); the last hop's
-answer is the answer, and every hop is a cited reason (``agents/chain_answer.py``). A hop whose
+answer is the answer, and every hop is a cited reason (``agents/chain_answer.py``). A split that
+drops a name the question gives is not followed (:func:`lost_names`), and a later hop's answer
+must come from a passage about the earlier answer it asks about (``off_subject``). A hop whose
 passages do not say stops the chain, unless it is the first hop of the model's split: the chain
 then starts again from the phrase the model marks in the question (:func:`split_again`). A
 stopped chain's question is searched whole too (a broken chain never leaves the Writer with less
@@ -52,6 +54,7 @@ CHAIN_K = 4  # passages searched per hop
 RESTATED = 0.9  # a first step with this share of the question's words restates it
 ASKS_FOR = re.compile(r"^\s*(who|what|which)\s+(is|was|are|were)\s+", re.IGNORECASE)
 MIN_INNER_TERMS = 2  # "the conflict" alone is too vague to search; "the socialist candidate" is not
+NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w'’-]*|\b\d{3,4}\b")  # a name's word, a year
 MAX_INNER_SHARE = 0.85  # an inner phrase with this share of the question's words is the question
 
 
@@ -81,6 +84,13 @@ def resolve(step: str, answers: list[str]) -> str:
     return REFERENCE.sub(lambda m: answers[int(m.group(1)) - 1], step)
 
 
+def hop_subject(step: str, answers: list[str]) -> tuple[str, str]:
+    """The earlier answers ``step`` asks about (``#n``), and the step without them: what a passage
+    that answers the hop must be about (``agents/hop_read.py``)."""
+    named = [answers[int(n) - 1] for n in REFERENCE.findall(step) if 0 < int(n) <= len(answers)]
+    return " and ".join(named), REFERENCE.sub(" ", step)
+
+
 def is_chain(steps: list[str], question: str, max_hops: int) -> bool:
     """Whether ``steps`` is a chain worth following: two to ``max_hops`` questions that use earlier
     answers (independent questions are a comparison or a list, read by other means), the first of
@@ -90,6 +100,14 @@ def is_chain(steps: list[str], question: str, max_hops: int) -> bool:
     asked = terms(question)
     restated = len(terms(REFERENCE.sub("", steps[0])) & asked) >= RESTATED * len(asked)
     return any(REFERENCE.search(step) for step in steps[1:]) and not restated
+
+
+def lost_names(question: str, steps: list[str]) -> set[str]:
+    """The names and numbers of ``question`` (capitalised words past its first, numbers of three or
+    four digits) that none of ``steps`` keeps: a split that drops one asks about something else
+    ("What town was named after an animal?" for "… the town of Antelope, Kansas …")."""
+    named = set().union(set(), *(terms(match.group(0)) for match in NAME.finditer(question.strip())))
+    return named - terms(" ".join(steps))
 
 
 def inner_phrase(steps: list[str], question: str) -> str | None:
@@ -229,9 +247,13 @@ async def split_question(
     if search_tools(state, run) is None:
         return Command(goto="serial_search", update={"hops": []})
     steps = await decompose(run, query)
-    if is_chain(steps, query, run.settings.budgets.max_chain_hops):
+    chained = is_chain(steps, query, run.settings.budgets.max_chain_hops)
+    dropped = lost_names(query, steps) if chained else set()
+    if chained and not dropped:
         log.info("split into %d hops: %s", len(steps), steps)
         return Command(goto="hop", update={"hops": start_chain(steps)})
+    if dropped:
+        log.info("the split %s drops %s from the question: not followed", steps, sorted(dropped))
     phrase = inner_phrase(steps, query)
     if phrase is not None:
         hops = start_chain([name_step(phrase), rest_step(query, phrase, 1)], remark_last=True)
@@ -267,7 +289,8 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
     update |= await run_search(run, task, 1)
     passages = [update["evidence"][eid] for eid in update["results"][task.id]["evidence_ids"]]
     try:
-        answer = await read_hop(run, query, passages, asked=(state["query"],))
+        subject = hop_subject(hops[index]["step"], answers)
+        answer = await read_hop(run, query, passages, asked=(state["query"],), subject=subject)
     except MODEL_ERRORS as exc:
         problem = describe_model_error(exc)
         log.warning("reading hop %d failed (%s); the Writer reads what was found", index + 1, problem)

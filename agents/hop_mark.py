@@ -29,6 +29,7 @@ MARK_TOKENS = 96  # the question copied once, with brackets
 BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 WORD = re.compile(r"[^\W_]+")
 MAX_SHARE = 0.85  # a phrase with this share of the question's words is the question itself
+ASKED = re.compile(r"(what|which|who|whom|whose|where|when|how)\b", re.IGNORECASE)  # the asked-for thing
 MIN_DESCRIBING_LEN = 3  # "the actor who ..." has a lower-case content word this long; "de" does not
 
 
@@ -67,7 +68,8 @@ def find_phrase(phrase: str, question: str) -> re.Match[str] | None:
 
 def describing_phrase(reply: str, question: str) -> str | None:
     """The phrase the model bracketed, if it is a part of ``question`` that describes something
-    without naming it and is not the whole question; otherwise None."""
+    without naming it and is not the whole question nor what it asks ("what sports organization");
+    otherwise None."""
     marked = BRACKETED.search(strip_thinking(decode_entities(reply)))
     if not marked:
         return None
@@ -76,7 +78,7 @@ def describing_phrase(reply: str, question: str) -> str | None:
         return None
     phrase = found.group(0)
     words = len(_words(phrase))
-    if words < 2 or words > MAX_SHARE * len(_words(question)) or not describes(phrase):
+    if words < 2 or words > MAX_SHARE * len(_words(question)) or not describes(phrase) or ASKED.match(phrase):
         return None
     return phrase
 

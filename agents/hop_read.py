@@ -13,7 +13,7 @@ import logging
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from agents.chain_answer import UNKNOWN, clean_hop_answer, grounded
+from agents.chain_answer import UNKNOWN, clean_hop_answer, grounded, holds
 from agents.focus import focus_passages, terms
 from core.run import Run
 from core.state import Evidence
@@ -40,11 +40,19 @@ def clean_reply(reply: BaseMessage) -> str:
     return clean_hop_answer(strip_thinking(decode_entities(message_text(reply))))
 
 
-async def read_hop(run: Run, question: str, passages: list[Evidence], asked: tuple[str, ...] = ()) -> str:
+async def read_hop(
+    run: Run,
+    question: str,
+    passages: list[Evidence],
+    asked: tuple[str, ...] = (),
+    subject: tuple[str, str] = ("", ""),
+) -> str:
     """A hop's answer in a few words, or ``UNKNOWN`` when its passages do not say.
 
     An answer that does not stand (:func:`reread`: not in the passages, or only what ``question``
-    or the questions ``asked`` name) is asked for once more; still not standing, it is unknown.
+    or the questions ``asked`` name, or, for a hop about ``subject`` (an earlier hop's answer), said
+    only by passages that do not name it; ``subject`` is that answer and the hop's question without
+    it) is asked for once more; still not standing, it is unknown.
 
     Raises:
         The model errors of the call (:data:`models.errors.MODEL_ERRORS`).
@@ -60,13 +68,14 @@ async def read_hop(run: Run, question: str, passages: list[Evidence], asked: tup
     ]
     reply = await model.ainvoke(turns)
     answer = clean_reply(reply)
-    follow_up = reread(answer, sources, questions)
+    follow_up = reread(answer, sources, questions) or off_subject(answer, passages, *subject)
     if follow_up is None:
         return answer
     log.info("hop answer %r does not stand: asked again", answer)
     turns += [AIMessage(content=message_text(reply)), HumanMessage(content=follow_up)]
     again = clean_reply(await model.ainvoke(turns))
-    return again if reread(again, sources, questions) is None else UNKNOWN
+    stands = reread(again, sources, questions) is None and off_subject(again, passages, *subject) is None
+    return again if stands else UNKNOWN
 
 
 def reread(answer: str, sources: str, questions: list[str]) -> str | None:
@@ -79,6 +88,34 @@ def reread(answer: str, sources: str, questions: list[str]) -> str | None:
     if restates(answer, questions):
         return render("hop_read_other", answer=answer)
     return None
+
+
+def off_subject(answer: str, passages: list[Evidence], subject: str, template: str) -> str | None:
+    """The turn that asks again when no passage that says ``answer`` names ``subject`` or is named
+    by a passage that does (:func:`links`) (a later hop
+    read off a passage about something else: "Which county borders Allamakee County?" answered
+    with a county in Hungary); None when one does, or there is no subject or answer to check.
+
+    ``subject`` is the earlier hop's answer this hop's question names; its words the question's
+    ``template`` (the question without it) uses too do not count ("county" in "Which county
+    borders #1?" says nothing about which county a passage is about).
+    """
+    names = terms(subject) - terms(template)
+    if answer == UNKNOWN or not names:
+        return None
+    saying = [item for item in passages if holds(item, answer)]
+    about = [item for item in passages if names & terms(f"{item['title']} {item['content']}")]
+    if not saying or any(item in about or links(about, item) for item in saying):
+        return None
+    return render("hop_read_subject", answer=answer, subject=subject)
+
+
+def links(about: list[Evidence], item: Evidence) -> bool:
+    """Whether a passage of ``about`` names ``item``'s title: the answer may stand one link away
+    from the subject (a hop left unsplit, "In which county is the birthplace of Miriam Calloway?",
+    is answered by the passage on the village her passage names)."""
+    title = item["title"].lower()
+    return any(title in other["content"].lower() for other in about if other is not item)
 
 
 def restates(answer: str, questions: list[str]) -> bool:

@@ -12,12 +12,12 @@ import re
 import pytest
 
 from agents.chain_answer import broken_chain_sources, clean_hop_answer, grounded
-from agents.hop_chain import inner_phrase, is_chain, parse_steps, resolve
+from agents.hop_chain import hop_subject, inner_phrase, is_chain, lost_names, parse_steps, resolve
 from agents.hop_mark import describes, describing_phrase, rest_step
-from agents.hop_read import restates
+from agents.hop_read import off_subject, read_hop, restates
 from core.state import Evidence, HopRecord
 from tests.conftest import Team, make_settings, run
-from tests.support.fakes import DECOMPOSE, HOP_READ, MARK, WRITER
+from tests.support.fakes import DECOMPOSE, HOP_READ, MARK, WRITER, ScriptedChatModel
 from tests.test_strategies import searched
 from tools.hub import ToolHub
 
@@ -199,6 +199,8 @@ def test_a_marked_phrase_counts_only_when_it_describes_a_part_of_the_question() 
         is None
     )
     assert describing_phrase(f"[{question}]", question) is None, "the whole question"
+    asked = "Renzo Gracie beat the champion who was a pioneer of what sports organization?"
+    assert describing_phrase(asked.replace("what sports", "[what sports") + "]", asked) is None, "what it asks"
     assert describing_phrase(question, question) is None, "nothing marked"
     assert describes("the top PC manufacturer from 1994") and not describes(
         "Alice de Lusignan, Countess of Surrey"
@@ -365,4 +367,73 @@ async def test_a_split_whose_first_hop_finds_nothing_starts_again_from_the_marke
         "Who or what is the birthplace of Miriam Calloway?",
         "In which county is the village of Dunmore?",
     ], "the split's first hop found nothing: the marked chain from the start"
+    assert state["answer"]["short"] == "Stirlingshire"
+
+
+def test_a_later_hop_is_about_the_earlier_answer_its_question_names() -> None:
+    step = "Which county shares a border with #1?"
+    subject, template = hop_subject(step, ["Allamakee County"])
+    assert subject == "Allamakee County"
+    off = Evidence(id="b", title="Baranya County", content="Baranya County borders Croatia.", kind="document")
+    on = Evidence(id="w", title="Winneshiek County", content="It borders Allamakee County.", kind="document")
+    assert off_subject("Baranya County", [off, on], subject, template) is not None, "said only off subject"
+    assert off_subject("Winneshiek County", [off, on], subject, template) is None
+    assert off_subject("Baranya County", [off], "", "") is None, "a first hop has no subject"
+    village = Evidence(id="d", title="Dunmore", content="Dunmore is a village in Stirlingshire.", kind="document")
+    engineer = Evidence(id="m", title="Miriam Calloway", content="She was born in Dunmore.", kind="document")
+    unsplit = "In which county is the birthplace of #1?"
+    assert off_subject("Stirlingshire", [engineer, village], "Miriam Calloway", unsplit) is None, "one link away"
+    assert off_subject("Croatia", [off], "Baranya County", "Which country borders #1?") is None
+
+
+class _Reader:
+    """The run as ``read_hop`` uses it: the Writer's model."""
+
+    def __init__(self, model: ScriptedChatModel) -> None:
+        self.scripted = model
+
+    def model(self, role: str) -> ScriptedChatModel:
+        return self.scripted
+
+
+async def test_a_hop_answer_read_off_another_subject_is_asked_for_again() -> None:
+    model = ScriptedChatModel().on("is about Allamakee County", "Winneshiek County").on(HOP_READ, "Baranya County")
+    passages = [
+        Evidence(id="b", title="Baranya County", content="Baranya County borders Croatia.", kind="document"),
+        Evidence(id="w", title="Winneshiek County", content="It borders Allamakee County.", kind="document"),
+    ]
+    step = "Which county shares a border with #1?"
+    question = resolve(step, ["Allamakee County"])
+
+    answer = await read_hop(_Reader(model), question, passages, subject=hop_subject(step, ["Allamakee County"]))  # type: ignore[arg-type]
+
+    assert answer == "Winneshiek County"
+    assert len(model.calls) == 2, "asked once more, about the earlier answer"
+
+
+def test_a_split_that_drops_a_name_of_the_question_is_not_followed() -> None:
+    question = "What is the species of animal which the town of Antelope, Kansas was named after?"
+    dropped = ["What town was named after an animal?", "What is the species of animal that #1 was named after?"]
+    assert lost_names(question, dropped) == {"antelope", "kansa"}
+    kept = ["Which company makes the iPhone?", "Who founded #1?"]
+    assert lost_names("Who founded the company that makes the iPhone?", kept) == set()
+    assert lost_names("In 2002, what company merged with the top PC maker from 1994?", ["Who merged in 2002?"]) == {
+        "pc",
+        "1994",
+    }
+
+
+@pytest.mark.slow
+async def test_a_split_that_drops_a_name_is_chained_through_the_marked_phrase(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["master"].on(DECOMPOSE, "1. Who built the lighthouse?\n2. Where was #1 born?\n3. In which county is #2?")
+    team["master"].on(MARK, marker(MARKED))
+    team["writer"].on(HOP_READ, hop_reader(MARKED_ANSWERS))
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert searched(state)[0] == "Who or what is the engineer who built the Harrow Point Lighthouse?", (
+        "the split lost 'Harrow Point': the question's marked phrase is asked first"
+    )
     assert state["answer"]["short"] == "Stirlingshire"
