@@ -87,6 +87,18 @@ def chain_reasons(hops: list[HopRecord], evidence_ids: dict[str, list[str]], sou
     return " ".join(lines)
 
 
+def on_the_way(hops: list[HopRecord]) -> list[HopRecord]:
+    """The answered hops a later hop asks about (its step names ``#n``): answers on the way to the
+    question's, unlike a hop the split asked beside the others ("Which TV series is set in Bikini
+    Bottom?" before "Who created Robocalypse?"), whose answer may be the question's."""
+    later = [record["step"] for record in hops]
+    return [
+        record
+        for n, record in enumerate(hops, start=1)
+        if record["status"] == "answered" and any(f"#{n}" in step for step in later[n:])
+    ]
+
+
 def findings(hops: list[HopRecord]) -> str:
     """What the answered hops found, for the Writer's prompt ("" when none)."""
     found = [

@@ -25,7 +25,14 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from agents.answer_form import is_open_question
-from agents.chain_answer import broken_chain_sources, chain_reasons, chain_record, complete, findings
+from agents.chain_answer import (
+    broken_chain_sources,
+    chain_reasons,
+    chain_record,
+    complete,
+    findings,
+    on_the_way,
+)
 from agents.citations import check_citations
 from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.evidence import newest_first
@@ -145,7 +152,7 @@ class Reading:
     full: bool = False  # an open question: a one-sentence summary, then the answer in full
     settled: str | None = None  # the answer a comparison read entity by entity settled
     source_chars: int = 0  # the sources cut to this many characters of what matters (0: whole)
-    steps: tuple[tuple[str, str], ...] = ()  # a broken chain's answered hops: (question, answer)
+    steps: tuple[tuple[str, str], ...] = ()  # a broken chain's hops on the way: (question, answer)
     today: str = ""  # the prompt's date: an answer that is only this date, no source giving it, is asked again
     said: str = ""  # what the sources and the question say (where such a date would have to stand)
 
@@ -342,7 +349,7 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
         short, text, problem = computed, computed_reasons, None
     else:
         cut = 0 if full else run.settings.writer_source_chars  # an open question reads its sources whole
-        steps = tuple((hop["query"], hop["answer"]) for hop in hops if hop["status"] == "answered")
+        steps = tuple((hop["query"], hop["answer"]) for hop in on_the_way(hops))
         reading = Reading(
             direct=direct,
             full=full,

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from agents.chain_answer import broken_chain_sources, clean_hop_answer, grounded
+from agents.chain_answer import broken_chain_sources, clean_hop_answer, grounded, on_the_way
 from agents.hop_chain import hop_subject, inner_phrase, is_chain, lost_names, parse_steps, resolve
 from agents.hop_mark import describes, describing_phrase, rest_step
 from agents.hop_read import off_subject, read_hop, restates
@@ -437,3 +437,18 @@ async def test_a_split_that_drops_a_name_is_chained_through_the_marked_phrase(
         "the split lost 'Harrow Point': the question's marked phrase is asked first"
     )
     assert state["answer"]["short"] == "Stirlingshire"
+
+
+def test_only_hops_a_later_hop_asks_about_are_on_the_way() -> None:
+    def hop(step: str, answer: str) -> HopRecord:
+        status = "answered" if answer else "unanswered"
+        return HopRecord(step=step, query=step, answer=answer, task_id="", status=status)
+
+    hops = [
+        hop("Which TV series is set in Bikini Bottom?", "SpongeBob SquarePants"),
+        hop("Who created Robocalypse?", "Vogster Entertainment"),
+        hop("Which TV series was written by #2?", ""),
+    ]
+    assert [record["answer"] for record in on_the_way(hops)] == ["Vogster Entertainment"], (
+        "the first hop stands beside the others: its answer may be the question's"
+    )
