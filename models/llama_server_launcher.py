@@ -64,14 +64,16 @@ def model_metrics(host: str, port: int, alias: str, timeout_s: float = 5.0) -> d
         return {}
 
 
-def activity(host: str, port: int, aliases: list[str]) -> tuple[bool, tuple[float, ...]]:
-    """Whether any model has a request in flight, and the models' work counters (they grow with use)."""
-    busy, counters = False, []
+def activity(host: str, port: int, aliases: list[str]) -> tuple[bool, tuple[float, ...], bool]:
+    """Whether any model has a request in flight, the models' work counters (they grow with use),
+    and whether any model answered at all (none does while they load)."""
+    busy, counters, answered = False, [], False
     for alias in aliases:
         metrics = model_metrics(host, port, alias)
+        answered = answered or bool(metrics)
         busy = busy or any(metrics.get(name, 0.0) > 0 for name in BUSY_GAUGES)
         counters += [metrics.get(name, 0.0) for name in WORK_COUNTERS]
-    return busy, tuple(counters)
+    return busy, tuple(counters), answered
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -79,7 +81,9 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 
 def supervise(config: dict[str, Any], stop: threading.Event) -> int:
-    """Run the router until it exits, ``stop`` is set, or it has been idle ``config["idle_s"]`` seconds."""
+    """Run the router until it exits, ``stop`` is set, or it has been idle ``config["idle_s"]`` seconds
+    since a model first answered (loading the models is not idleness: a slow start on a busy
+    machine must not stop the server before its first request)."""
     router = subprocess.Popen(config["command"], stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)  # noqa: S603 (the configured binary)
     log.info("llama-server router started (pid %d): %s", router.pid, " ".join(config["command"]))
     host, port, aliases = str(config["host"]), int(config["port"]), list(config["aliases"])
@@ -87,6 +91,7 @@ def supervise(config: dict[str, Any], stop: threading.Event) -> int:
     poll_s = min(max(idle_s / 4, 0.1), 5.0) if idle_s > 0 else 1.0
     last_active = time.monotonic()
     last_counters: tuple[float, ...] = ()
+    ready = False
     while not stop.wait(poll_s):
         code = router.poll()
         if code is not None:
@@ -94,8 +99,9 @@ def supervise(config: dict[str, Any], stop: threading.Event) -> int:
             return code or 1
         if idle_s <= 0:
             continue
-        busy, counters = activity(host, port, aliases)
-        if busy or counters != last_counters:
+        busy, counters, answered = activity(host, port, aliases)
+        ready = ready or answered
+        if not ready or busy or counters != last_counters:
             last_active, last_counters = time.monotonic(), counters
         elif time.monotonic() - last_active >= idle_s:
             log.warning("no request for %.0f s: stopping llama-server and exiting", idle_s)

@@ -350,3 +350,42 @@ def test_json_schema_output_on_llama_server(tmp_path: Path) -> None:
         )  # fmt: skip
     resp.raise_for_status()
     assert set(json.loads(resp.json()["choices"][0]["message"]["content"])) == {"city"}
+
+
+def test_a_server_still_loading_its_models_is_not_idle(tmp_path: Path) -> None:
+    """The idle clock starts when a model first answers ``/metrics``: a router whose models take
+    longer to load than ``idle_s`` is not stopped before it ever served (a busy CI machine)."""
+    import http.server
+    import threading
+
+    from models.llama_server_launcher import supervise
+
+    opened_at = time.monotonic()
+    loading_s = 1.5
+
+    class Metrics(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+            if time.monotonic() - opened_at < loading_s:
+                self.send_error(503, "Loading model")
+                return
+            body = b"llamacpp:prompt_tokens_total 0\nllamacpp:requests_processing 0\n"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Metrics)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    router = [sys.executable, "-c", "import time; time.sleep(60)"]  # a real process to supervise
+    config = {"command": router, "host": "127.0.0.1", "port": server.server_address[1], "aliases": ["m"], "idle_s": 0.4}
+    try:
+        started = time.monotonic()
+        code = supervise(config, threading.Event())
+        waited = time.monotonic() - started
+    finally:
+        server.shutdown()
+    assert code == 0, "stopped for idleness, not a crash"
+    assert waited >= loading_s, f"stopped after {waited:.1f} s, while the models were still loading"
