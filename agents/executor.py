@@ -180,7 +180,8 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
     results: list[str] = []
     reach = task_reach(hub, spec, payload.get("candidates", []))
     args = _complete_args(task, args_model(spec))
-    if args is None and _written_out(task.args) and rebind(task.args, spec, reach, args_model):
+    bound = rebind(task.args, spec, reach, args_model) if args is None and _written_out(task.args) else None
+    if bound is not None:
         args = dict(task.args)  # they fit another tool within reach: the call goes there below
     previous = ""
     rounds = min(budgets.max_executor_rounds, max(payload["tool_calls_left"], 0))
@@ -199,7 +200,8 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
                     "failed", "", f"could not write arguments for {qualified}: {exc}", calls, evidence
                 )
         else:  # the plan's or the judge's: they may fit another tool than the bound one
-            binding = rebind(args, spec, reach, args_model) or Binding(spec, args)
+            binding = bound or rebind(args, spec, reach, args_model) or Binding(spec, args)
+            bound = None
         if binding.spec is not spec:
             switches.append(rebinding_switch(task, spec, binding))
             spec, qualified = binding.spec, binding.spec.name

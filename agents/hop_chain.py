@@ -44,6 +44,7 @@ from core.state import HopRecord, SearchState, resolved_query, tool_calls_used
 from models.errors import MODEL_ERRORS, describe_model_error
 from models.structured import decode_entities, message_text, strip_thinking
 from prompts import render
+from tools.question_forms import STEP_OPENER
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,6 @@ REFERENCE = re.compile(r"#(\d+)")
 DECOMPOSE_TOKENS = 96  # up to four short questions
 CHAIN_K = 4  # passages searched per hop
 RESTATED = 0.9  # a first step with this share of the question's words restates it
-ASKS_FOR = re.compile(r"^\s*(who|what|which)\s+(is|was|are|were)\s+", re.IGNORECASE)
 MIN_INNER_TERMS = 2  # "the conflict" alone is too vague to search; "the socialist candidate" is not
 NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w'’-]*|\b\d{3,4}\b")  # a name's word, a year
 MAX_INNER_SHARE = 0.85  # an inner phrase with this share of the question's words is the question
@@ -106,7 +106,7 @@ def lost_names(question: str, steps: list[str]) -> set[str]:
     """The names and numbers of ``question`` (capitalised words past its first, numbers of three or
     four digits) that none of ``steps`` keeps: a split that drops one asks about something else
     ("What town was named after an animal?" for "… the town of Antelope, Kansas …")."""
-    named = set().union(set(), *(terms(match.group(0)) for match in NAME.finditer(question.strip())))
+    named = set().union(*(terms(match.group(0)) for match in NAME.finditer(question.strip())))
     return named - terms(" ".join(steps))
 
 
@@ -120,9 +120,9 @@ def inner_phrase(steps: list[str], question: str) -> str | None:
     first; the question with it replaced by ``#1`` is the rest.
     """
     for step in steps[1:]:
-        if REFERENCE.search(step) or not ASKS_FOR.match(step):
+        if REFERENCE.search(step) or not STEP_OPENER.match(step):
             continue
-        subject = ASKS_FOR.sub("", step).strip().rstrip("?").strip()
+        subject = STEP_OPENER.sub("", step).strip().rstrip("?").strip()
         found = find_phrase(subject, question)
         if found is None:
             continue

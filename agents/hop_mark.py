@@ -22,6 +22,7 @@ from models.errors import MODEL_ERRORS, describe_model_error
 from models.structured import decode_entities, message_text, strip_thinking
 from prompts import render
 from tools.catalog.tokens import STOPWORDS
+from tools.question_forms import WH_PHRASE
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,6 @@ MARK_TOKENS = 96  # the question copied once, with brackets
 BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 WORD = re.compile(r"[^\W_]+")
 MAX_SHARE = 0.85  # a phrase with this share of the question's words is the question itself
-ASKED = re.compile(r"(what|which|who|whom|whose|where|when|how)\b", re.IGNORECASE)  # the asked-for thing
 MIN_DESCRIBING_LEN = 3  # "the actor who ..." has a lower-case content word this long; "de" does not
 
 
@@ -78,7 +78,12 @@ def describing_phrase(reply: str, question: str) -> str | None:
         return None
     phrase = found.group(0)
     words = len(_words(phrase))
-    if words < 2 or words > MAX_SHARE * len(_words(question)) or not describes(phrase) or ASKED.match(phrase):
+    if (
+        words < 2
+        or words > MAX_SHARE * len(_words(question))
+        or not describes(phrase)
+        or WH_PHRASE.match(phrase)
+    ):
         return None
     return phrase
 

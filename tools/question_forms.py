@@ -195,3 +195,11 @@ PATH = re.compile(
     r"(?:^|\s)(?:~|\.{0,2})/[\w.-]+/[\w./-]*|\b\w+\.(?:md|txt|csv|json|docx?|xlsx?|pptx?|pdf)\b"
 )
 WRITE = re.compile(r"\b(?:save|write|create|export|store|output|generate)\b", re.IGNORECASE)
+
+# --- the asked-for thing of a hop (agents/hop_chain.py, agents/hop_mark.py) ---
+# English question words, not read off any question set; written with the hop chains (9c8a975).
+# A step "Who was the father of X?" asks for X's father: its subject follows the opener.
+STEP_OPENER = re.compile(r"^\s*(who|what|which)\s+(is|was|are|were)\s+", re.IGNORECASE)
+# A bracketed phrase that opens with one of these is what the question asks ("[what sports
+# organization]"), not a describing phrase the chain can name first.
+WH_PHRASE = re.compile(r"(what|which|who|whom|whose|where|when|how)\b", re.IGNORECASE)
