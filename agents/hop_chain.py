@@ -44,7 +44,7 @@ from core.state import HopRecord, SearchState, resolved_query, tool_calls_used
 from models.errors import MODEL_ERRORS, describe_model_error
 from models.structured import decode_entities, message_text, strip_thinking
 from prompts import render
-from tools.question_forms import STEP_OPENER
+from tools.question_forms import NAME_OF_ANSWER, STEP_OPENER
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,14 @@ def is_chain(steps: list[str], question: str, max_hops: int) -> bool:
     asked = terms(question)
     restated = len(terms(REFERENCE.sub("", steps[0])) & asked) >= RESTATED * len(asked)
     return any(REFERENCE.search(step) for step in steps[1:]) and not restated
+
+
+def named_already(step: str, hops: list[HopRecord]) -> HopRecord | None:
+    """The answered earlier hop whose answer ``step`` only asks the name of ("What is the name of
+    #1?"): that answer is the name, and searching for it would find nothing more."""
+    match = NAME_OF_ANSWER.match(step)
+    k = int(match.group("ref")) - 1 if match else -1
+    return hops[k] if 0 <= k < len(hops) and hops[k]["status"] == "answered" else None
 
 
 def lost_names(question: str, steps: list[str]) -> set[str]:
@@ -278,6 +286,16 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
     if tools is None or index is None or out_of_time or tool_calls_used(state) >= budgets.max_tool_calls:
         return Command(goto="writer")
     answers = [record["answer"] for record in hops[:index]]
+    earlier = named_already(hops[index]["step"], hops[:index])
+    if earlier is not None:  # the hop's answer is the earlier one, found by that hop's search
+        hops[index] |= {
+            "query": resolve(hops[index]["step"], answers),
+            "answer": earlier["answer"],
+            "task_id": earlier["task_id"],
+            "status": "answered",
+        }
+        log.info("hop %d only asks the name of %r: answered by it", index + 1, earlier["answer"])
+        return Command(goto="writer" if index == len(hops) - 1 else "hop", update={"hops": hops})
     hops = await refine_hop(run, hops, index, resolve(hops[index]["step"], answers))
     query = resolve(hops[index]["step"], answers)
     plan = current_plan(state)

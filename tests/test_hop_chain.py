@@ -12,7 +12,15 @@ import re
 import pytest
 
 from agents.chain_answer import broken_chain_sources, clean_hop_answer, grounded, on_the_way
-from agents.hop_chain import hop_subject, inner_phrase, is_chain, lost_names, parse_steps, resolve
+from agents.hop_chain import (
+    hop_subject,
+    inner_phrase,
+    is_chain,
+    lost_names,
+    named_already,
+    parse_steps,
+    resolve,
+)
 from agents.hop_mark import describes, describing_phrase, rest_step
 from agents.hop_read import off_subject, read_hop, restates
 from core.state import Evidence, HopRecord
@@ -113,6 +121,33 @@ async def test_a_three_hop_question_is_answered_hop_by_hop(team: Team, hotpot_hu
     assert {"Harrow Point Lighthouse", "Miriam Calloway", "Dunmore"} <= cited, "every hop cites its passage"
     writer_prompts = [call.prompt for call in team["writer"].calls]
     assert len(writer_prompts) == 3 and all(HOP_READ in p for p in writer_prompts), "no read beyond the hops"
+
+
+async def test_a_hop_that_asks_only_the_name_of_an_earlier_answer_is_that_answer(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    question = "What is the name of the engineer who built the Harrow Point Lighthouse?"
+    team["master"].on(DECOMPOSE, "1. Who built the Harrow Point Lighthouse?\n2. What is the name of #1?")
+    team["writer"].on(HOP_READ, hop_reader(ANSWERS))
+
+    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), question)
+
+    assert path[2:] == ["split_question", "hop", "hop", "writer"]
+    assert searched(state) == ["Who built the Harrow Point Lighthouse?"], "the name is not searched for"
+    assert state["answer"]["short"] == "Miriam Calloway"
+    assert [step["status"] for step in state["answer"]["chain"]] == ["answered", "answered"]
+    assert len(team["writer"].calls) == 1, "one read: the first hop's"
+
+
+def test_only_a_bare_name_of_an_earlier_answer_is_answered_by_it() -> None:
+    first = HopRecord(step="Who built it?", query="Who built it?", answer="Miriam Calloway", task_id="h1",
+                      status="answered")  # fmt: skip
+    assert named_already("What is the name of #1?", [first]) is first
+    assert named_already("What was the name of #1", [first]) is first
+    assert named_already("What is the full name of #1?", [first]) is None, "asks for more"
+    assert named_already("What is the name of #1's father?", [first]) is None
+    unknown = HopRecord(step="Who built it?", query="Who built it?", answer="", task_id="h1", status="unanswered")
+    assert named_already("What is the name of #1?", [unknown]) is None
 
 
 @pytest.mark.slow
