@@ -1,7 +1,8 @@
 """``aisearch bench models|servers|search|index|soak|faults|page|cache|dag``: run a benchmark of ``bench/`` and write its report.
 
 ``register(subparsers)`` adds the ``bench`` group to the main parser (``app/cli.py``). Reports go to
-``results/bench-<name>-<date>.{json,md}`` (``evals/run_dirs.py``) and the Markdown is printed.
+``results/bench-<name>-<date>.{json,md}`` (``evals/run_dirs.py``; a later run of the same day adds
+its commit to the name) and the Markdown is printed.
 """
 
 from __future__ import annotations
@@ -17,12 +18,21 @@ from typing import Any
 from models.config import ROLES
 
 
+def free_stem(directory: Path, base: str, commit: str | None = None) -> Path:
+    """``directory/base``, or when a report of that name exists, ``base-<commit>``, then ``base-2``,
+    ``base-3``, …: a second run on the same day never overwrites the first."""
+    names = [base, *([f"{base}-{commit}"] if commit else [])]
+    names += (f"{base}-{n}" for n in range(2, 2 + len(list(directory.glob(f"{base}*.json"))) + 1))
+    return next(directory / name for name in names if not (directory / f"{name}.json").exists())
+
+
 def save_report(report: dict[str, Any], name: str, markdown: Callable[[dict[str, Any]], str]) -> Path:
-    """Save ``report`` as ``results/bench-<name>-<date>.json`` and ``.md``; the path without suffix."""
+    """Save ``report`` as ``results/bench-<name>-<date>.json`` and ``.md`` (:func:`free_stem`: an
+    earlier report of the day is kept); the path without suffix."""
     from evals.run_dirs import RESULTS_DIR
 
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS_DIR / f"bench-{name}-{report['date']}"
+    stem = free_stem(RESULTS_DIR, f"bench-{name}-{report['date']}", report.get("commit"))
     stem.with_suffix(".json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
     stem.with_suffix(".md").write_text(markdown(report))
     return stem
