@@ -12,6 +12,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from itertools import chain, count
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,11 @@ from models.config import ROLES
 def free_stem(directory: Path, base: str, commit: str | None = None) -> Path:
     """``directory/base``, or when a report of that name exists, ``base-<commit>``, then ``base-2``,
     ``base-3``, …: a second run on the same day never overwrites the first."""
-    names = [base, *([f"{base}-{commit}"] if commit else [])]
-    names += (f"{base}-{n}" for n in range(2, 2 + len(list(directory.glob(f"{base}*.json"))) + 1))
-    return next(directory / name for name in names if not (directory / f"{name}.json").exists())
+    named = [base, *([f"{base}-{commit}"] if commit else [])]
+    numbered = (f"{base}-{n}" for n in count(2))
+    return next(
+        directory / name for name in chain(named, numbered) if not (directory / f"{name}.json").exists()
+    )
 
 
 def save_report(report: dict[str, Any], name: str, markdown: Callable[[dict[str, Any]], str]) -> Path:
