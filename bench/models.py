@@ -17,8 +17,9 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
+import httpx
 import numpy as np
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
@@ -33,6 +34,7 @@ from core.settings import Settings, load_settings
 from core.state import CandidateTool
 from models.config import Role
 from models.local_server import ensure_server, stop_server
+from models.server_revival import NO_KEEPALIVE
 from models.structured import extract_json, schema_response_format
 
 log = logging.getLogger(__name__)
@@ -214,7 +216,9 @@ async def run(repeat: int, routes: bool) -> dict[str, Any]:
     start = time.perf_counter()
     base_url = ensure_server(settings)
     load_s = time.perf_counter() - start
-    client = AsyncOpenAI(base_url=base_url, api_key="local")
+    # openai takes an httpx client as well as its own httpx2 one (its types name only the latter)
+    http_client = cast(Any, httpx.AsyncClient(limits=NO_KEEPALIVE))
+    client = AsyncOpenAI(base_url=base_url, api_key="local", http_client=http_client)
     roles: dict[str, Any] = {}
     for role, (prompt, schema, max_tokens) in role_prompts().items():
         model = settings.role(role).model

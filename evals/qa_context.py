@@ -51,7 +51,7 @@ def judge_chat_model(
     """
     from pydantic import SecretStr
 
-    from models.factory import CompatibleChatOpenAI, build_chat_model, resolve_base_url
+    from models.factory import CompatibleChatOpenAI, build_chat_model, local_http_clients, resolve_base_url
 
     if not (base_url or model):
         return unstreamed(build_chat_model("writer", settings)), settings.role("writer").constrain_json
@@ -63,6 +63,7 @@ def judge_chat_model(
         api_key=judge_key or SecretStr(writer.api_key or "not-needed"),
         timeout=writer.timeout_s,
         max_retries=1,
+        **(local_http_clients(settings) if base_url is None and writer.is_local else {}),
     )
     return chat, base_url is None
 

@@ -53,6 +53,17 @@ def resolve_base_url(role: Role, settings: ModelSettings) -> str:
     return ensure_server(settings)
 
 
+def local_http_clients(settings: ModelSettings) -> dict[str, Any]:
+    """``ChatOpenAI``'s HTTP clients for the embedded local server: a server that died mid-run is
+    started again, and no connection is reused (``models/server_revival.py`` says why)."""
+    from models.server_revival import AsyncRevivingTransport, RevivingTransport
+
+    return {
+        "http_client": httpx.Client(transport=RevivingTransport(settings)),
+        "http_async_client": httpx.AsyncClient(transport=AsyncRevivingTransport(settings)),
+    }
+
+
 def build_chat_model(role: Role, settings: ModelSettings) -> BaseChatModel:
     """Build the chat model of one role from its settings.
 
@@ -62,14 +73,7 @@ def build_chat_model(role: Role, settings: ModelSettings) -> BaseChatModel:
     role_settings = settings.role(role)
     base_url = resolve_base_url(role, settings)
     log.debug("role %s -> %s at %s", role, role_settings.model, base_url)
-    clients: dict[str, Any] = {}
-    if role_settings.is_local:  # a local server that died mid-run is started again
-        from models.server_revival import AsyncRevivingTransport, RevivingTransport
-
-        clients = {
-            "http_client": httpx.Client(transport=RevivingTransport(settings)),
-            "http_async_client": httpx.AsyncClient(transport=AsyncRevivingTransport(settings)),
-        }
+    clients = local_http_clients(settings) if role_settings.is_local else {}
     return CompatibleChatOpenAI(
         model=role_settings.model,
         base_url=base_url,

@@ -12,6 +12,12 @@ at once: that function holds a file lock and reuses a healthy server), sends the
 server's port, and returns its answer. The number of restarts per transport is bounded; past it, or
 when the server cannot start, the original error goes up and the caller degrades as for any model
 error (``models.errors``).
+
+Neither transport keeps a connection open between requests (:data:`NO_KEEPALIVE`): llama-server's
+router closes the connection after every reply it forwards from a model instance while its headers
+announce keep-alive, so a pooled connection could be reused in the instant before that close
+arrives, and the next request failed with "server disconnected without sending a response" (seen
+under load). A new loopback connection per request costs well under a millisecond.
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ DEAD_SERVER_ERRORS: tuple[type[httpx.HTTPError], ...] = (
     httpx.ReadError,
 )
 """What a request to a server that is gone (or went away mid-request) raises."""
+
+NO_KEEPALIVE = httpx.Limits(max_keepalive_connections=0)
+"""Connection limits for any client of the local model server: a fresh connection per request."""
 
 
 def retarget(request: httpx.Request, state: dict[str, Any]) -> httpx.Request:
@@ -84,7 +93,7 @@ class RevivingTransport(httpx.BaseTransport):
     def __init__(self, settings: ModelSettings, *, max_restarts: int | None = None) -> None:
         """Send through a plain HTTP transport; restart the server at most ``max_restarts`` times
         (default :data:`MAX_RESTARTS`)."""
-        self._inner = httpx.HTTPTransport()
+        self._inner = httpx.HTTPTransport(limits=NO_KEEPALIVE)
         self._reviver = _Reviver(settings, max_restarts)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -108,7 +117,7 @@ class AsyncRevivingTransport(httpx.AsyncBaseTransport):
     def __init__(self, settings: ModelSettings, *, max_restarts: int | None = None) -> None:
         """Send through a plain HTTP transport; restart the server at most ``max_restarts`` times
         (default :data:`MAX_RESTARTS`)."""
-        self._inner = httpx.AsyncHTTPTransport()
+        self._inner = httpx.AsyncHTTPTransport(limits=NO_KEEPALIVE)
         self._reviver = _Reviver(settings, max_restarts)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

@@ -62,10 +62,20 @@ CITY_SCHEMA = {
 
 @pytest.fixture(scope="module")
 def client(local_model_server: str) -> Any:
-    """An OpenAI client on the local server serving both bundled models."""
+    """An OpenAI client on the local server serving both bundled models, connecting as the roles do
+    (a fresh connection per request: ``models/server_revival.py``)."""
+    return local_client(local_model_server)
+
+
+def local_client(base_url: str) -> Any:
+    """An OpenAI client with no retries (a failure shows) and the roles' connection limits."""
+    import httpx
     from openai import OpenAI
 
-    return OpenAI(base_url=local_model_server, api_key="local", timeout=120, max_retries=0)
+    from models.server_revival import NO_KEEPALIVE
+
+    http = httpx.Client(limits=NO_KEEPALIVE)
+    return OpenAI(base_url=base_url, api_key="local", timeout=120, max_retries=0, http_client=http)
 
 
 def chat(client: Any, model: str, user: str, system: str | None = None, **kwargs: Any) -> Any:
@@ -170,9 +180,7 @@ def test_an_idle_server_exits_and_the_next_run_starts_it_again(
     try:
         first, started = ensure_server_state(settings)
         assert started
-        from openai import OpenAI
-
-        client = OpenAI(base_url=first["base_url"], api_key="local", timeout=120, max_retries=0)
+        client = local_client(first["base_url"])
         assert chat(client, SMALL, "Say OK.", max_tokens=2).choices[0].message.content
         deadline = time.monotonic() + 60
         while pid_alive(int(first["pid"])) and time.monotonic() < deadline:
