@@ -151,7 +151,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="fc",
         help="fc: the functions as OpenAI tools (default); prompt: BFCL's prompting mode, the functions "
         "in the system prompt and the calls written as [f(a=1)]; thought / nothought: the distilled "
-        "executor's JSON prompts (a thought then the calls, or the calls only)",
+        "executor's JSON prompts (a thought then the calls, or the calls only); schema: nothought's "
+        "prompt with the reply constrained to the task's functions by a JSON schema",
     )
     bfcl.add_argument("--n", type=int, help="the first N tasks of each category in the split (default all)")
     bfcl.add_argument("--timeout", type=float, help="seconds per task (default: the role's timeout)")

@@ -6,7 +6,9 @@ Each task is one step: the question's messages go to the chat model once, in one
   prompts) and the task's functions as OpenAI ``tools`` (``tool_choice="auto"``);
 * ``prompt``: BFCL's default prompting-mode system prompt, with the functions as JSON in it and the
   calls asked for as ``[func(a=1), ...]``; no ``tools`` are sent;
-* ``thought`` / ``nothought``: the distilled executor's JSON prompts (:mod:`evals.executor_prompts`).
+* ``thought`` / ``nothought``: the distilled executor's JSON prompts (:mod:`evals.executor_prompts`);
+* ``schema``: ``nothought``'s prompt with its reply constrained to the task's functions by a JSON
+  schema (``response_format``), the way the graph's executor asks for its calls.
 
 The reply's ``tool_calls``, or the calls written in its text, are scored by BFCL's checker
 (:mod:`evals.bfcl_score`). The step's wall time is its latency. An endpoint error or a timeout is
@@ -39,7 +41,7 @@ from evals.bfcl_data import DEFAULT_CATEGORIES, BfclTask, split_of
 from evals.bfcl_fetch import BFCL_PACKAGE, BFCL_VERSION
 from evals.bfcl_schema import ToolSet
 from evals.bfcl_score import Scorer
-from evals.executor_prompts import EXECUTOR_MODES, executor_system_prompt
+from evals.executor_prompts import EXECUTOR_MODES, calls_schema, executor_system_prompt
 from evals.qa_runner import check_resume, environment, finished_ids
 from evals.run_dirs import RESULTS_DIR
 from evals.run_records import load_records
@@ -61,7 +63,8 @@ PROMPT_MODE_SYSTEM = (
     "You SHOULD NOT include any other text in the response.\n\n"
     "Here is a list of functions in JSON format that you can invoke.\n{functions}\n"
 )  # BFCL's default prompting-mode system prompt (its _DEFAULT_SYSTEM_PROMPT, single-turn)
-MODES: tuple[str, ...] = ("fc", "prompt", *EXECUTOR_MODES)
+SCHEMA_MODE = "schema"
+MODES: tuple[str, ...] = ("fc", "prompt", *EXECUTOR_MODES, SCHEMA_MODE)
 
 
 @dataclass
@@ -107,8 +110,8 @@ def messages_for(task: BfclTask, mode: str = "fc") -> list[dict[str, Any]]:
     """The chat messages of a task: the mode's system prompt first (merged into the task's own, if any)."""
     if mode == "prompt":
         system = PROMPT_MODE_SYSTEM.format(functions=json.dumps(task.functions, indent=4))
-    elif mode in EXECUTOR_MODES:
-        system = executor_system_prompt(task.functions, mode)
+    elif mode in EXECUTOR_MODES or mode == SCHEMA_MODE:
+        system = executor_system_prompt(task.functions, "nothought" if mode == SCHEMA_MODE else mode)
     else:
         system = SYSTEM_PROMPT
     messages = [dict(m) for m in task.messages]
@@ -133,6 +136,9 @@ async def run_task(
     record: dict[str, Any] = {"id": task.id, "category": task.category, "split": split_of(task.id)}
     if mode == "fc":
         bound = model.bind(tools=tools.tools, tool_choice="auto", stream=False)
+    elif mode == SCHEMA_MODE:
+        schema = calls_schema(task.functions)
+        bound = model.bind(response_format={"type": "json_object", "schema": schema}, stream=False)
     else:
         bound = model.bind(stream=False)
     started = time.perf_counter()

@@ -8,12 +8,19 @@ Two modes, as TURA trains and infers its executor (§4.3.2, "train with thought,
 
 An empty ``tool_calls`` list declines (BFCL's irrelevance). :func:`evals.bfcl_calls.read_calls`
 reads both forms (a JSON object with a ``tool_calls`` list).
+
+:func:`calls_schema` is the ``nothought`` reply as a JSON schema: sent as ``response_format``, a
+llama.cpp server constrains decoding to it, as the graph's executor asks for its calls
+(``models/structured.py``), so only the task's function names and their parameters' types can be
+written.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from evals.bfcl_schema import convert_schema
 
 EXECUTOR_MODES: tuple[str, ...] = ("thought", "nothought")
 _PERSONA = (
@@ -54,3 +61,23 @@ def target_text(calls: list[dict[str, dict[str, Any]]], thought: str | None) -> 
     body: dict[str, Any] = {"thought": thought} if thought is not None else {}
     body["tool_calls"] = [{"name": n, "arguments": a} for call in calls for n, a in call.items()]
     return json.dumps(body, ensure_ascii=False)
+
+
+def calls_schema(functions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON schema of a ``nothought`` reply over ``functions`` (BFCL docs): a ``tool_calls`` list
+    (possibly empty) whose items each name one of the functions with that function's arguments."""
+    items = []
+    for function in functions:
+        arguments = convert_schema({**(function.get("parameters") or {}), "type": "dict"})
+        arguments.setdefault("properties", {})
+        items.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": str(function["name"])}, "arguments": arguments},
+                "required": ["name", "arguments"],
+            }
+        )
+    calls: dict[str, Any] = {"type": "array", "items": {"anyOf": items} if items else {}}
+    if not items:
+        calls["maxItems"] = 0
+    return {"type": "object", "properties": {"tool_calls": calls}, "required": ["tool_calls"]}

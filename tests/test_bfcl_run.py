@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -18,6 +19,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from evals.bfcl_data import DEFAULT_CATEGORIES, load_tasks, with_refined_documents
 from evals.bfcl_run import RECORDS, SYSTEM_PROMPT, BfclOptions, default_run_dir, messages_for, run_bfcl
 from evals.bfcl_score import Scorer
+from evals.executor_prompts import calls_schema
 from evals.bundled_tools import SET_DIR
 from tests.conftest import REPO
 from tests.support.bfcl import FIXTURE_DATA, bfcl_root  # noqa: F401 - a fixture
@@ -227,6 +229,31 @@ def test_prompt_mode_sends_bfcls_prompt_and_no_tools(tmp_path: Path, bfcl_root: 
     assert "[func_name1(params_name1=params_value1" in system and '"geometry.triangle_area"' in system
     with pytest.raises(ValueError, match="mode"):
         run(options(tmp_path), model, tasks, Scorer(bfcl_root))  # the same run in another mode
+
+
+def test_schema_mode_constrains_the_reply_to_the_tasks_functions(tmp_path: Path, bfcl_root: Path) -> None:  # noqa: F811
+    tasks = load_tasks(FIXTURE_DATA, ("simple_python",), "all", n=1)
+    reply = json.dumps({"tool_calls": [{"name": "geometry.triangle_area", "arguments": {"base": 10, "height": 5}}]})
+    model = ToolCallingModel(script=[("triangle", reply)], seen=[])
+    summary = run(options(tmp_path, mode="schema"), model, tasks, Scorer(bfcl_root))
+    assert summary["correct"] == 1
+    seen = model.seen[0]
+    assert "tools" not in seen and '"tool_calls"' in seen["messages"][0].content  # nothought's prompt
+    schema = seen["response_format"]["schema"]
+    jsonschema.validate(json.loads(reply), schema)
+    jsonschema.validate({"tool_calls": []}, schema)  # declining is a reply
+    wrong_name = {"tool_calls": [{"name": "geometry.circle_area", "arguments": {"radius": 2}}]}
+    wrong_type = {"tool_calls": [{"name": "geometry.triangle_area", "arguments": {"base": "ten"}}]}
+    for bad in (wrong_name, wrong_type, {"calls": []}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+
+
+def test_a_task_without_functions_can_only_decline() -> None:
+    schema = calls_schema([])
+    jsonschema.validate({"tool_calls": []}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"tool_calls": [{"name": "x", "arguments": {}}]}, schema)
 
 
 def store_refinements(tools_dir: Path) -> str:
