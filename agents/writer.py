@@ -26,6 +26,7 @@ from langgraph.runtime import Runtime
 
 from agents.answer_form import is_open_question
 from agents.chain_answer import (
+    UNKNOWN,
     broken_chain_sources,
     chain_reasons,
     chain_record,
@@ -188,6 +189,9 @@ async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> t
             [system, question, AIMessage(content=first_text), again]
         )
         first_text = decode_entities(strip_thinking(message_text(reply)))
+        if borrowed_date(short_of(first_text), reading):  # the same date again: no source gives one
+            log.info("the Writer gave today's date again; the sources do not say")
+            first_text = UNKNOWN
     short = short_of(first_text)
     explain = ("writer_explain_direct" if reading.direct else "writer_explain") + (
         "_long" if reading.full else ""
@@ -211,10 +215,15 @@ def not_the_answer(short: str, reading: Reading) -> HumanMessage | None:
     if step is not None:
         log.info("the Writer answered with step %r's answer %r: asked again", *step)
         return HumanMessage(content=render("writer_not_a_step", step=step[0], answer=step[1]))
-    if reading.said and borrows_today(short, reading.today, reading.said):
+    if borrowed_date(short, reading):
         log.info("the Writer answered with today's date %r, which no source gives: asked again", short)
         return HumanMessage(content=render("writer_not_today", answer=short))
     return None
+
+
+def borrowed_date(short: str, reading: Reading) -> bool:
+    """Whether ``short`` is only the date the prompt gave, which nothing the Writer read says."""
+    return bool(reading.said) and borrows_today(short, reading.today, reading.said)
 
 
 def step_answered(short: str, steps: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:

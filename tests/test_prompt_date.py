@@ -44,3 +44,14 @@ async def test_a_question_about_today_keeps_todays_date() -> None:
 
     assert short == "November 22, 2026", "nothing said to check against (a question about now): kept"
     assert not any(NOT_TODAY in call.prompt for call in model.calls)
+
+
+async def test_todays_date_given_again_is_no_answer() -> None:
+    model = ScriptedChatModel()
+    model.on(EXPLAIN, "The sources do not say when it ended.").on(NOT_TODAY, "November 22, 2026")
+    model.on("Question:", "November 22, 2026")
+    reading = Reading(direct=False, today=TODAY, said=SOURCES)
+
+    short, _, _ = await answer_first(model, f"Context:\n{SOURCES}\nQuestion: When did it end?\nAnswer:", reading)
+
+    assert short == "unknown", "a date no source gives, asked for twice, is not an answer"
