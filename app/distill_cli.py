@@ -52,7 +52,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     settings.roles["executor"] = settings.role("executor").model_copy(update=overrides)
     role = settings.role("executor")
     model = build_chat_model("executor", settings)
-    options = SynthesisOptions(args.samples, args.temperature, args.timeout or role.timeout_s)
+    options = SynthesisOptions(args.samples, args.temperature, args.timeout or role.timeout_s, args.schema)
     out = distill_dir() / TRAJECTORIES
     written = asyncio.run(
         synthesize(model, tasks, out, options, teacher=role.model, show_progress=not args.quiet)
@@ -156,6 +156,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     synth.add_argument("--samples", type=int, default=3, help="samples per task (default 3)")
     synth.add_argument("--temperature", type=float, default=0.8, help="of every sample but the first")
     synth.add_argument("--timeout", type=float, help="seconds per sample (default: the role's timeout)")
+    synth.add_argument(
+        "--schema",
+        action="store_true",
+        help="constrain each reply to the task's functions by a JSON schema (llama.cpp servers)",
+    )
     synth.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     synth.set_defaults(func=guard_bfcl(cmd_synthesize))
 

@@ -3,7 +3,10 @@
 For each task of the training split the teacher (any chat model; the local 1.5B by default) is asked
 ``samples`` times in the executor's ``thought`` mode (:mod:`evals.executor_prompts`): a short thought,
 then the calls as JSON. The first sample is greedy, the others are drawn at ``temperature`` so that
-self-consistency can find a correct trajectory where the greedy one is wrong. Every task gets its
+self-consistency can find a correct trajectory where the greedy one is wrong. With ``schema`` the
+reply is constrained to the task's functions by a JSON schema (:func:`evals.executor_prompts.calls_schema`,
+sent as ``response_format``; llama.cpp servers turn it into a grammar), so every sample is JSON
+that names the task's functions with arguments of their types. Every task gets its
 greedy sample before any gets a second, and the categories take turns, so a run stopped early
 still covers them all. One JSON line per
 sample is appended to ``trajectories.jsonl`` as soon as it is written, so a stopped run resumes.
@@ -24,6 +27,7 @@ from langchain_core.language_models import BaseChatModel
 
 from evals.bfcl_data import BfclTask
 from evals.bfcl_run import messages_for
+from evals.executor_prompts import calls_schema
 from evals.qa_runner import finished_ids
 
 log = logging.getLogger(__name__)
@@ -36,6 +40,7 @@ class SynthesisOptions:
     samples: int = 3
     temperature: float = 0.8
     timeout_s: float = 180.0
+    schema: bool = False
 
 
 def interleaved(tasks: list[BfclTask]) -> list[BfclTask]:
@@ -52,8 +57,11 @@ def sample_id(task_id: str, sample: int) -> str:
     return f"{task_id}#{sample}"
 
 
-async def _ask(model: BaseChatModel, task: BfclTask, temperature: float, timeout_s: float) -> dict[str, Any]:
-    bound = model.bind(temperature=temperature, stream=False)
+async def _ask(
+    model: BaseChatModel, task: BfclTask, temperature: float, timeout_s: float, schema: bool = False
+) -> dict[str, Any]:
+    constrained = {"type": "json_object", "schema": calls_schema(task.functions, thought=True)}
+    bound = model.bind(temperature=temperature, stream=False, **({"response_format": constrained} if schema else {}))
     started = time.perf_counter()
     try:
         message = await asyncio.wait_for(bound.ainvoke(messages_for(task, "thought")), timeout_s)
@@ -85,7 +93,7 @@ async def synthesize(
     bar = tqdm(total=len(todo), desc="synthesize", unit="sample", file=sys.stderr, disable=not show_progress)
     for task, sample in todo:
         temperature = 0.0 if sample == 0 else options.temperature
-        answer = await _ask(model, task, temperature, options.timeout_s)
+        answer = await _ask(model, task, temperature, options.timeout_s, options.schema)
         record = {
             "id": sample_id(task.id, sample),
             "task_id": task.id,

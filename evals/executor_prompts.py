@@ -63,9 +63,10 @@ def target_text(calls: list[dict[str, dict[str, Any]]], thought: str | None) -> 
     return json.dumps(body, ensure_ascii=False)
 
 
-def calls_schema(functions: list[dict[str, Any]]) -> dict[str, Any]:
+def calls_schema(functions: list[dict[str, Any]], *, thought: bool = False) -> dict[str, Any]:
     """The JSON schema of a ``nothought`` reply over ``functions`` (BFCL docs): a ``tool_calls`` list
-    (possibly empty) whose items each name one of the functions with that function's arguments."""
+    (possibly empty) whose items each name one of the functions with that function's arguments;
+    with ``thought``, a ``thought`` string first (the ``thought`` reply)."""
     items = []
     for function in functions:
         arguments = convert_schema({**(function.get("parameters") or {}), "type": "dict"})
@@ -80,4 +81,6 @@ def calls_schema(functions: list[dict[str, Any]]) -> dict[str, Any]:
     calls: dict[str, Any] = {"type": "array", "items": {"anyOf": items} if items else {}}
     if not items:
         calls["maxItems"] = 0
-    return {"type": "object", "properties": {"tool_calls": calls}, "required": ["tool_calls"]}
+    properties: dict[str, Any] = {"thought": {"type": "string"}} if thought else {}
+    properties["tool_calls"] = calls
+    return {"type": "object", "properties": properties, "required": list(properties)}

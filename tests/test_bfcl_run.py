@@ -19,8 +19,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from evals.bfcl_data import DEFAULT_CATEGORIES, load_tasks, with_refined_documents
 from evals.bfcl_run import RECORDS, SYSTEM_PROMPT, BfclOptions, default_run_dir, messages_for, run_bfcl
 from evals.bfcl_score import Scorer
-from evals.executor_prompts import calls_schema
 from evals.bundled_tools import SET_DIR
+from evals.executor_prompts import calls_schema
 from tests.conftest import REPO
 from tests.support.bfcl import FIXTURE_DATA, bfcl_root  # noqa: F401 - a fixture
 from tests.support.fake_openai import fake_openai

@@ -170,3 +170,26 @@ def test_an_exported_distilled_file_becomes_the_executor_default(tmp_path: Path,
     assert load_model_settings(env={}).role("executor").model == DISTILLED_ALIAS
     assert load_model_settings(env={"AISEARCH_EXECUTOR_MODEL": "x"}).role("executor").model == "x"
     assert load_model_settings(env={}).role("writer").model == "qwen2.5-coder-1.5b-instruct"
+
+
+def test_a_schema_constrained_teacher_is_asked_for_a_thought_then_the_tasks_calls(tmp_path: Path) -> None:
+    import asyncio
+
+    import jsonschema
+
+    from distill.synthesize import SynthesisOptions, synthesize
+    from tests.support.fakes import ScriptedChatModel
+
+    task = load_tasks(FIXTURE_DATA, ("simple_python",), "all", n=1)[0]
+    reply = '{"thought": "One call.", "tool_calls": [{"name": "geometry.triangle_area", "arguments": {"base": 10, "height": 5}}]}'
+    model = ScriptedChatModel().on("triangle", reply)
+    out = tmp_path / "trajectories.jsonl"
+
+    asyncio.run(synthesize(model, [task], out, SynthesisOptions(samples=1, schema=True), teacher="t"))
+
+    schema = model.calls[0].kwargs["response_format"]["schema"]
+    assert list(schema["properties"]) == ["thought", "tool_calls"]
+    jsonschema.validate(json.loads(reply), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"tool_calls": []}, schema)  # the thought comes first, always
+    assert json.loads(out.read_text())["reply"] == reply
