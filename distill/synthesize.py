@@ -27,7 +27,7 @@ from langchain_core.language_models import BaseChatModel
 
 from evals.bfcl_data import BfclTask
 from evals.bfcl_run import messages_for
-from evals.executor_prompts import calls_schema
+from evals.executor_prompts import calls_response_format
 from evals.qa_runner import finished_ids
 
 log = logging.getLogger(__name__)
@@ -60,8 +60,8 @@ def sample_id(task_id: str, sample: int) -> str:
 async def _ask(
     model: BaseChatModel, task: BfclTask, temperature: float, timeout_s: float, schema: bool = False
 ) -> dict[str, Any]:
-    constrained = {"type": "json_object", "schema": calls_schema(task.functions, thought=True)}
-    bound = model.bind(temperature=temperature, stream=False, **({"response_format": constrained} if schema else {}))
+    constrained = {"response_format": calls_response_format(task.functions, thought=True)} if schema else {}
+    bound = model.bind(temperature=temperature, stream=False, **constrained)
     started = time.perf_counter()
     try:
         message = await asyncio.wait_for(bound.ainvoke(messages_for(task, "thought")), timeout_s)

@@ -41,7 +41,7 @@ from evals.bfcl_data import DEFAULT_CATEGORIES, BfclTask, split_of
 from evals.bfcl_fetch import BFCL_PACKAGE, BFCL_VERSION
 from evals.bfcl_schema import ToolSet
 from evals.bfcl_score import Scorer
-from evals.executor_prompts import EXECUTOR_MODES, calls_schema, executor_system_prompt
+from evals.executor_prompts import EXECUTOR_MODES, calls_response_format, executor_system_prompt
 from evals.qa_runner import check_resume, environment, finished_ids
 from evals.run_dirs import RESULTS_DIR
 from evals.run_records import load_records
@@ -137,8 +137,7 @@ async def run_task(
     if mode == "fc":
         bound = model.bind(tools=tools.tools, tool_choice="auto", stream=False)
     elif mode == SCHEMA_MODE:
-        schema = calls_schema(task.functions)
-        bound = model.bind(response_format={"type": "json_object", "schema": schema}, stream=False)
+        bound = model.bind(response_format=calls_response_format(task.functions), stream=False)
     else:
         bound = model.bind(stream=False)
     started = time.perf_counter()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evals.bfcl_schema import convert_schema
+from evals.bfcl_schema import to_tool
 
 EXECUTOR_MODES: tuple[str, ...] = ("thought", "nothought")
 _PERSONA = (
@@ -65,22 +65,28 @@ def target_text(calls: list[dict[str, dict[str, Any]]], thought: str | None) -> 
 
 def calls_schema(functions: list[dict[str, Any]], *, thought: bool = False) -> dict[str, Any]:
     """The JSON schema of a ``nothought`` reply over ``functions`` (BFCL docs): a ``tool_calls`` list
-    (possibly empty) whose items each name one of the functions with that function's arguments;
-    with ``thought``, a ``thought`` string first (the ``thought`` reply)."""
-    items = []
-    for function in functions:
-        arguments = convert_schema({**(function.get("parameters") or {}), "type": "dict"})
-        arguments.setdefault("properties", {})
-        items.append(
-            {
-                "type": "object",
-                "properties": {"name": {"const": str(function["name"])}, "arguments": arguments},
-                "required": ["name", "arguments"],
-            }
-        )
+    (possibly empty) whose items each name one of the functions with that function's arguments (as
+    :func:`evals.bfcl_schema.to_tool` converts them); with ``thought``, a ``thought`` string first
+    (the ``thought`` reply)."""
+    items = [
+        {
+            "type": "object",
+            "properties": {
+                "name": {"const": str(function["name"])},
+                "arguments": to_tool(function)["function"]["parameters"],
+            },
+            "required": ["name", "arguments"],
+        }
+        for function in functions
+    ]
     calls: dict[str, Any] = {"type": "array", "items": {"anyOf": items} if items else {}}
     if not items:
         calls["maxItems"] = 0
     properties: dict[str, Any] = {"thought": {"type": "string"}} if thought else {}
     properties["tool_calls"] = calls
     return {"type": "object", "properties": properties, "required": list(properties)}
+
+
+def calls_response_format(functions: list[dict[str, Any]], *, thought: bool = False) -> dict[str, Any]:
+    """The ``response_format`` that makes a llama.cpp server constrain a reply to :func:`calls_schema`."""
+    return {"type": "json_object", "schema": calls_schema(functions, thought=thought)}

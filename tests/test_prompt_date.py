@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agents.prompt_date import borrows_today, full_date
 from agents.writer import Reading, answer_first
 from tests.support.fakes import ScriptedChatModel
@@ -24,15 +26,25 @@ def test_only_a_full_date_equal_to_today_without_a_source_is_borrowed() -> None:
     assert full_date("Lyons' death in 1939") is None and full_date("x" * 500) is None
 
 
-async def test_the_writer_is_asked_again_when_it_answers_with_todays_date() -> None:
+@pytest.mark.parametrize(
+    ("again", "explained", "expected"),
+    [
+        ("1952", "The sources say the term ended in 1952 [1].", "1952"),
+        # a date no source gives, asked for twice, is not an answer
+        ("November 22, 2026", "The sources do not say when it ended.", "unknown"),
+    ],
+)
+async def test_the_writer_is_asked_again_when_it_answers_with_todays_date(
+    again: str, explained: str, expected: str
+) -> None:
     model = ScriptedChatModel()
-    model.on(EXPLAIN, "The sources say the term ended in 1952 [1].").on(NOT_TODAY, "1952")
+    model.on(EXPLAIN, explained).on(NOT_TODAY, again)
     model.on("Question:", "November 22, 2026")
     reading = Reading(direct=False, today=TODAY, said=SOURCES)
 
     short, text, problem = await answer_first(model, f"Context:\n{SOURCES}\nQuestion: When did it end?\nAnswer:", reading)
 
-    assert short == "1952" and problem is None
+    assert short == expected and problem is None
     assert any(NOT_TODAY in call.prompt for call in model.calls)
 
 
@@ -45,13 +57,3 @@ async def test_a_question_about_today_keeps_todays_date() -> None:
     assert short == "November 22, 2026", "nothing said to check against (a question about now): kept"
     assert not any(NOT_TODAY in call.prompt for call in model.calls)
 
-
-async def test_todays_date_given_again_is_no_answer() -> None:
-    model = ScriptedChatModel()
-    model.on(EXPLAIN, "The sources do not say when it ended.").on(NOT_TODAY, "November 22, 2026")
-    model.on("Question:", "November 22, 2026")
-    reading = Reading(direct=False, today=TODAY, said=SOURCES)
-
-    short, _, _ = await answer_first(model, f"Context:\n{SOURCES}\nQuestion: When did it end?\nAnswer:", reading)
-
-    assert short == "unknown", "a date no source gives, asked for twice, is not an answer"
