@@ -22,7 +22,7 @@ def cmd_executor(args: argparse.Namespace) -> int:
     from evals.bfcl_fetch import data_dir, ensure_bfcl
     from evals.bfcl_run import BfclOptions
     from evals.bfcl_score import Scorer
-    from evals.executor_eval import evaluate_executors
+    from evals.executor_eval import evaluate_executors, executors_for
     from models.config import load_model_settings
     from models.distilled import distill_dir, distilled_available
 
@@ -38,6 +38,7 @@ def cmd_executor(args: argparse.Namespace) -> int:
     words = ["aisearch", "eval", "executor", "--split", args.split]
     words += [w for c in categories if categories != DEFAULT_CATEGORIES for w in ("--category", c)]
     words += ["--n", str(args.n)] if args.n else []
+    words += ["--schema"] if args.schema else []
     options = BfclOptions(
         categories=categories,
         split=args.split,
@@ -48,10 +49,19 @@ def cmd_executor(args: argparse.Namespace) -> int:
     suffix = "" if categories == DEFAULT_CATEGORIES else "-" + "+".join(categories)
     runs = distill_dir() / "eval" / f"{args.split}-n{args.n or 'all'}{suffix}"
     distilled = distilled_available()
-    available = {"distilled": distilled, "distilled_nothought": distilled}
+    available = {"distilled": distilled, "distilled_nothought": distilled, "distilled_schema": distilled}
     scorer = Scorer(root if needs_checker else None)
     result = asyncio.run(
-        evaluate_executors(tasks, scorer, settings, runs, options, available, show_progress=not args.quiet)
+        evaluate_executors(
+            tasks,
+            scorer,
+            settings,
+            runs,
+            options,
+            available,
+            executors=executors_for(args.schema),
+            show_progress=not args.quiet,
+        )
     )
     result["runs"] = str(runs)
     echo(json.dumps(result, indent=None if args.json else 2))
@@ -77,6 +87,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     executor.add_argument("--split", choices=SPLITS, default="test", help="default test")
     executor.add_argument("--n", type=int, help="the first N tasks of each category (default all)")
     executor.add_argument("--timeout", type=float, help="seconds per step (default: the executor's)")
+    executor.add_argument(
+        "--schema",
+        action="store_true",
+        help="also base_schema, teacher_schema and distilled_schema: the calls only, constrained by "
+        "a JSON schema of the task's functions (how the graph's executor asks)",
+    )
     executor.add_argument("--json", action="store_true", help="one line of JSON (default: indented)")
     executor.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     executor.set_defaults(func=guard_bfcl(cmd_executor))

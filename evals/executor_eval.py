@@ -7,6 +7,10 @@ Executors (each measured by :func:`evals.bfcl_run.run_bfcl`, one step per task):
 * ``distilled``: the exported distilled 0.5B (:mod:`models.distilled`), with a thought first;
 * ``distilled_nothought``: the same model asked for the calls only (TURA's inference mode).
 
+With ``schema``, three more: ``base_schema``, ``teacher_schema`` and ``distilled_schema``, each
+asked for the calls only with its reply constrained by a JSON schema of the task's functions (how
+the graph's executor asks, ``evals/executor_prompts.py``).
+
 An executor that is not available (no exported distilled file) gets ``null`` for every key. Each
 executor's run lives in its own folder and resumes. The contract (stable, read outside the project):
 ``n``, ``<executor>_acc`` (BFCL's unweighted mean over categories), ``<executor>_p80_ms`` (per step),
@@ -21,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.bfcl_data import BfclTask
-from evals.bfcl_run import BfclOptions, run_bfcl
+from evals.bfcl_run import SCHEMA_MODE, BfclOptions, run_bfcl
 from evals.bfcl_score import Scorer
 from models.config import DEFAULT_MODELS, ModelSettings
 from models.distilled import DISTILLED_ALIAS
@@ -44,16 +48,30 @@ EXECUTORS: tuple[Executor, ...] = (
     Executor("distilled", DISTILLED_ALIAS, "thought"),
     Executor("distilled_nothought", DISTILLED_ALIAS, "nothought"),
 )
+SCHEMA_EXECUTORS: tuple[Executor, ...] = (
+    Executor("base_schema", DEFAULT_MODELS["executor"], SCHEMA_MODE),
+    Executor("teacher_schema", DEFAULT_MODELS["writer"], SCHEMA_MODE),
+    Executor("distilled_schema", DISTILLED_ALIAS, SCHEMA_MODE),
+)
 
 
-def contract(summaries: dict[str, dict[str, Any] | None], tasks: list[BfclTask]) -> dict[str, Any]:
-    """The JSON contract from each executor's run summary (None: not available)."""
+def executors_for(schema: bool) -> tuple[Executor, ...]:
+    """The executors a run measures: the contract's four, and with ``schema`` the three schema ones."""
+    return EXECUTORS + SCHEMA_EXECUTORS if schema else EXECUTORS
+
+
+def contract(
+    summaries: dict[str, dict[str, Any] | None],
+    tasks: list[BfclTask],
+    executors: tuple[Executor, ...] = EXECUTORS,
+) -> dict[str, Any]:
+    """The JSON contract from each executor's run summary (None or absent: not available)."""
     categories = list(dict.fromkeys(t.category for t in tasks))
     result: dict[str, Any] = {"n": len(tasks)}
     by_category: dict[str, dict[str, Any]] = {
         c: {"n": sum(1 for t in tasks if t.category == c)} for c in categories
     }
-    for executor in EXECUTORS:
+    for executor in executors:
         summary = summaries.get(executor.name)
         result[f"{executor.name}_acc"] = summary["accuracy"] if summary else None
         result[f"{executor.name}_p80_ms"] = summary["p80_ms"] if summary else None
@@ -73,6 +91,7 @@ async def evaluate_executors(
     options: BfclOptions,
     available: dict[str, bool],
     *,
+    executors: tuple[Executor, ...] = EXECUTORS,
     show_progress: bool = False,
 ) -> dict[str, Any]:
     """Run every available executor on ``tasks`` (one run folder each under ``runs``).
@@ -82,7 +101,7 @@ async def evaluate_executors(
     from models.factory import build_chat_model
 
     summaries: dict[str, dict[str, Any] | None] = {}
-    for executor in EXECUTORS:
+    for executor in executors:
         if not available.get(executor.name, True):
             log.info("%s: not available, skipped", executor.name)
             summaries[executor.name] = None
@@ -104,4 +123,4 @@ async def evaluate_executors(
         summaries[executor.name] = await run_bfcl(
             run_options, model, tasks, scorer, show_progress=show_progress
         )
-    return contract(summaries, tasks)
+    return contract(summaries, tasks, executors)

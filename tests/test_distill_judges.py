@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -193,3 +194,39 @@ def test_a_schema_constrained_teacher_is_asked_for_a_thought_then_the_tasks_call
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"tool_calls": []}, schema)  # the thought comes first, always
     assert json.loads(out.read_text())["reply"] == reply
+
+
+def test_schema_executors_are_asked_with_a_response_format(
+    tmp_path: Path,
+    bfcl_root: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from evals.bfcl_run import BfclOptions
+    from evals.executor_eval import SCHEMA_EXECUTORS, evaluate_executors, executors_for
+    from models.config import load_model_settings
+    from tests.test_bfcl_run import ToolCallingModel
+
+    right = json.dumps(
+        {"tool_calls": [{"name": "geometry.triangle_area", "arguments": {"base": 10, "height": 5}}]}
+    )
+    model = ToolCallingModel(script=[("triangle", right)], seen=[])
+    monkeypatch.setattr("models.factory.build_chat_model", lambda role, settings: model)
+    options = BfclOptions(categories=("simple_python",), split="all", n=1, timeout_s=5.0, command="test")
+    result = asyncio.run(
+        evaluate_executors(
+            [AREA],
+            Scorer(bfcl_root),
+            load_model_settings(env={}),
+            tmp_path,
+            options,
+            {"base": False, "teacher": False, "distilled": False, "distilled_nothought": False},
+            executors=executors_for(schema=True),
+        )
+    )
+    assert result["base_acc"] is None and result["distilled_nothought_acc"] is None
+    for executor in SCHEMA_EXECUTORS:
+        assert result[f"{executor.name}_acc"] == 1.0
+        assert result["by_category"]["simple_python"][f"{executor.name}_acc"] == 1.0
+    assert len(model.seen) == len(SCHEMA_EXECUTORS)
+    assert all("response_format" in seen and "tools" not in seen for seen in model.seen)
+    assert "base_schema_acc" not in contract({}, [AREA])  # only asked for with --schema
