@@ -15,7 +15,6 @@ from typing import Any
 
 from app.bfcl_cli import guard_bfcl
 from app.commands import echo
-from evals.bfcl_data import DEFAULT_CATEGORIES
 from evals.bfcl_fetch import BfclDataError
 
 log = logging.getLogger(__name__)
@@ -24,17 +23,30 @@ STUDENT = "qwen2.5-coder-0.5b-instruct"  # the bundled executor, the student
 
 
 def _train_tasks(categories: list[str] | None, n: int | None) -> tuple[Any, list[Any]]:
-    """BFCL's checker root and the training split's tasks (the first ``n`` of each category)."""
-    from evals.bfcl_data import load_tasks
+    """BFCL's checker root and the training split's tasks (the first ``n`` of each category; by
+    default BFCL's five categories and the bundled-tool ones, ``distill/tasks.py``)."""
+    from distill.tasks import load_mix
     from evals.bfcl_fetch import data_dir, ensure_bfcl
 
     if n is not None and n < 1:
         raise ValueError("--n takes a positive number of tasks per category")
     root = ensure_bfcl()
-    tasks = load_tasks(data_dir(root), tuple(dict.fromkeys(categories or DEFAULT_CATEGORIES)), "train", n)
+    tasks = load_mix(data_dir(root), categories, n=n)
     if not tasks:
         raise BfclDataError("no training tasks in the chosen categories")
     return root, tasks
+
+
+def _tasks_of(root: Path, path: Path) -> dict[str, Any]:
+    """The training tasks of every category the records at ``path`` name, by id."""
+    from distill.tasks import load_mix
+    from evals.bfcl_fetch import data_dir
+    from evals.run_records import load_records
+
+    categories = list(dict.fromkeys(str(item.get("category", "")) for item in load_records(path)))
+    if "" in categories:
+        raise BfclDataError(f"a record in {path} names no category")
+    return {t.id: t for t in load_mix(data_dir(root), categories)} if categories else {}
 
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
@@ -65,15 +77,18 @@ def cmd_curate(args: argparse.Namespace) -> int:
     """Judge the trajectories; write ``curated.jsonl`` and the counts at each stage."""
     from distill.curate import curate
     from distill.paths import CURATED, CURATION_REPORT, TRAJECTORIES, distill_dir
-    from evals.bfcl_data import load_tasks
-    from evals.bfcl_fetch import data_dir, ensure_bfcl
+    from evals.bfcl_fetch import ensure_bfcl
     from evals.bfcl_score import Scorer
 
     if args.per_task < 1:
         raise ValueError("--per-task takes a positive number")
     root = ensure_bfcl()
-    tasks = {t.id: t for t in load_tasks(data_dir(root), DEFAULT_CATEGORIES, "train")}
     work = distill_dir()
+    if not (work / TRAJECTORIES).is_file():
+        raise FileNotFoundError(
+            f"no trajectories at {work / TRAJECTORIES}: run `aisearch distill synthesize` first"
+        )
+    tasks = _tasks_of(root, work / TRAJECTORIES)
     counts = curate(work / TRAJECTORIES, tasks, Scorer(root), work / CURATED, args.per_task)
     (work / CURATION_REPORT).write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
     echo(json.dumps(counts, indent=2))
@@ -84,14 +99,13 @@ def _curated_examples(work: Path) -> list[Any]:
     """The mixed-rationale examples of every curated trajectory."""
     from distill.examples import examples_for
     from distill.paths import CURATED
-    from evals.bfcl_data import load_tasks
-    from evals.bfcl_fetch import data_dir, ensure_bfcl
+    from evals.bfcl_fetch import ensure_bfcl
     from evals.run_records import load_records
 
     path = work / CURATED
     if not path.is_file():
         raise FileNotFoundError(f"no curated trajectories at {path}: run `aisearch distill curate` first")
-    tasks = {t.id: t for t in load_tasks(data_dir(ensure_bfcl()), DEFAULT_CATEGORIES, "train")}
+    tasks = _tasks_of(ensure_bfcl(), path)
     items = [item for item in load_records(path) if item["task_id"] in tasks]
     return [example for item in items for example in examples_for(item, tasks[item["task_id"]])]
 
@@ -143,7 +157,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     distill = subparsers.add_parser(
         "distill",
         help="distil the executor: teacher trajectories, curation, LoRA training, GGUF export",
-        description="TURA's distilled executor (§4.3) on BFCL's training split. Work goes to "
+        description="TURA's distilled executor (§4.3) on the training split of BFCL and of the "
+        "bundled-tool tasks. Work goes to "
         "~/.cache/aisearch/distill (AISEARCH_DISTILL_DIR); every step resumes.",
     )
     steps = distill.add_subparsers(dest="distill_command", required=True)
@@ -151,7 +166,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     synth = steps.add_parser("synthesize", help="the teacher writes a thought and the calls per task")
     synth.add_argument("--teacher-model", default="qwen2.5-coder-1.5b-instruct", help="the teacher model")
     synth.add_argument("--base-url", help="an OpenAI-compatible endpoint for the teacher (default: local)")
-    synth.add_argument("--category", action="append", help="a BFCL category, repeatable (default: five)")
+    synth.add_argument(
+        "--category",
+        action="append",
+        help="a BFCL or bundled-tool category, repeatable (default: BFCL's five and the bundled ones)",
+    )
     synth.add_argument("--n", type=int, help="the first N training tasks of each category (default all)")
     synth.add_argument("--samples", type=int, default=3, help="samples per task (default 3)")
     synth.add_argument("--temperature", type=float, default=0.8, help="of every sample but the first")

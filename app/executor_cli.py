@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 def cmd_executor(args: argparse.Namespace) -> int:
     """Evaluate every available executor on the chosen BFCL tasks and print the contract."""
-    from evals.bfcl_data import load_tasks
+    from distill.tasks import load_mix
     from evals.bfcl_fetch import data_dir, ensure_bfcl
     from evals.bfcl_run import BfclOptions
     from evals.bfcl_score import Scorer
@@ -31,7 +31,7 @@ def cmd_executor(args: argparse.Namespace) -> int:
         raise ValueError("--n takes a positive number of tasks per category")
     needs_checker = not all(is_relevance(c) for c in categories)
     root = ensure_bfcl()
-    tasks = load_tasks(data_dir(root), categories, args.split, args.n)
+    tasks = load_mix(data_dir(root), categories, args.split, args.n)
     if not tasks:
         raise BfclDataError(f"no tasks in split {args.split!r} of {', '.join(categories)}")
     settings = load_model_settings(args.config)
@@ -82,7 +82,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     executor.add_argument(
         "--category",
         action="append",
-        help="a single-turn BFCL category, repeatable (default: " + ", ".join(DEFAULT_CATEGORIES) + ")",
+        help="a single-turn BFCL category or a bundled-tool one (bundled_...), repeatable (default: "
+        + ", ".join(DEFAULT_CATEGORIES)
+        + ")",
     )
     executor.add_argument("--split", choices=SPLITS, default="test", help="default test")
     executor.add_argument("--n", type=int, help="the first N tasks of each category (default all)")

@@ -1,0 +1,64 @@
+"""The distillation's task mix: BFCL's categories and the project's own bundled-tool tasks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.distill_cli import _tasks_of
+from distill.curate import curate
+from distill.tasks import BUNDLED_DIR, bundled_categories, default_categories, load_mix
+from evals.bfcl_data import DEFAULT_CATEGORIES, split_of
+from evals.bfcl_fetch import BfclDataError
+from evals.bfcl_score import Scorer
+from tests.support.bfcl import FIXTURE_DATA, bfcl_root  # noqa: F401 - a fixture
+
+CLOCK = "bundled_multiple_clock"
+
+
+def trajectory(task_id: str, category: str, calls: list[dict]) -> dict:
+    reply = json.dumps({"thought": "t", "tool_calls": calls})
+    return {"id": f"{task_id}#0", "task_id": task_id, "category": category, "sample": 0, "reply": reply}
+
+
+def test_the_default_mix_is_bfcls_five_and_the_bundled_categories() -> None:
+    assert CLOCK in bundled_categories() and "bundled_irrelevance" in bundled_categories()
+    assert default_categories() == (*DEFAULT_CATEGORIES, *bundled_categories())
+
+
+def test_each_category_is_read_from_its_own_source_and_split() -> None:
+    tasks = load_mix(FIXTURE_DATA, ["simple_python", CLOCK])
+    sources = {t.category for t in tasks}
+    assert sources == {"simple_python", CLOCK}
+    assert all(split_of(t.id) == "train" for t in tasks)
+    clock = [t for t in tasks if t.category == CLOCK]
+    assert clock and all(f["name"].startswith("clock.") for t in clock for f in t.functions)
+    held_out = {t.id for split in ("dev", "test") for t in load_mix(FIXTURE_DATA, [CLOCK], split)}
+    assert held_out and not held_out & {t.id for t in clock}  # the bundled set keeps its own held-out part
+    with pytest.raises(BfclDataError):
+        load_mix(FIXTURE_DATA, ["no_such_category"])
+
+
+def test_a_right_call_on_a_bundled_task_is_curated(
+    tmp_path: Path,
+    bfcl_root: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("evals.bfcl_fetch.data_dir", lambda root: FIXTURE_DATA)
+    task = next(t for t in load_mix(FIXTURE_DATA, [CLOCK]) if t.answer)
+    (name, params), *_ = task.answer[0].items()
+    arguments = {key: values[0] for key, values in params.items() if values and values[0] != ""}
+    path = tmp_path / "trajectories.jsonl"
+    lines = [
+        trajectory(task.id, CLOCK, [{"name": name, "arguments": arguments}]),
+        trajectory("simple_python_0", "simple_python", [{"name": "nothing.here", "arguments": {}}]),
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    tasks = _tasks_of(bfcl_root, path)
+    assert task.id in tasks and "simple_python_0" in tasks
+    counts = curate(path, tasks, Scorer(bfcl_root), tmp_path / "curated.jsonl")
+    assert counts["trajectories"] == 2 and counts["kept"] == 1
+    kept = json.loads((tmp_path / "curated.jsonl").read_text(encoding="utf-8"))
+    assert kept["task_id"] == task.id and BUNDLED_DIR.is_dir()
