@@ -282,6 +282,12 @@ def _reusable(
     return True
 
 
+def served_models(state: dict[str, Any]) -> dict[str, Path]:
+    """The models a recorded server serves whose files are still there, by alias."""
+    served = (state.get("fingerprint") or {}).get("models") or {}
+    return {alias: Path(path) for alias, path in served.items() if Path(path).is_file()}
+
+
 def _stop_recorded(state: dict[str, Any], timeout_s: float) -> bool:
     stopped = stop_ours(
         int(state.get("pid", 0)), str(state.get("config", "")), timeout_s, "local model server"
@@ -303,11 +309,18 @@ def ensure_server_state(settings: ModelSettings) -> tuple[dict[str, Any], bool]:
         state = read_state()
         if _reusable(state, settings, wanted):
             return state, False
+        models = resolve_models(settings)
         if state:
             if server_alive(state):
-                log.warning("the running local model server serves other models; restarting it")
+                kept = served_models(state)
+                log.warning(
+                    "the running local model server does not serve %s; restarting it with them and "
+                    "the models it serves (%s)",
+                    ", ".join(sorted(set(models) - set(kept))) or "these files",
+                    ", ".join(sorted(kept)) or "none",
+                )
+                models = kept | models  # another command may be using them: never dropped
             _stop_recorded(state, 15.0)
-        models = resolve_models(settings)
         return _start(settings, models), True
 
 

@@ -274,6 +274,20 @@ def test_other_models_restart_the_server_other_options_only_warn(
     assert ls.ensure_server_state(subset)[0]["pid"] == second["pid"]
 
 
+def test_a_restart_for_another_model_keeps_the_models_served(dummy: Path) -> None:
+    """Two commands wanting different models share one server instead of restarting it in turn."""
+    teacher_only = make_settings(dummy)
+    teacher_only.roles = {role: RoleSettings(model="big") for role in ROLES}
+    first, started = ls.ensure_server_state(teacher_only)
+    assert started and ls.health(first["base_url"]) == ["big"]
+    small_only = make_settings(dummy)
+    small_only.roles = {role: RoleSettings(model="small") for role in ROLES}
+    second, started = ls.ensure_server_state(small_only)
+    assert started and sorted(ls.health(second["base_url"]) or []) == ["big", "small"]
+    again, started = ls.ensure_server_state(teacher_only)
+    assert not started and again["pid"] == second["pid"]
+
+
 def test_stop_server(dummy: Path) -> None:
     state, _ = ls.ensure_server_state(make_settings(dummy))
     assert ls.stop_server() is True
