@@ -37,13 +37,12 @@ def _train_tasks(categories: list[str] | None, n: int | None) -> tuple[Any, list
     return root, tasks
 
 
-def _tasks_of(root: Path, path: Path) -> dict[str, Any]:
-    """The training tasks of every category the records at ``path`` name, by id."""
+def _tasks_of(root: Path, records: list[dict[str, Any]], path: Path) -> dict[str, Any]:
+    """The training tasks of every category ``records`` (read from ``path``) name, by id."""
     from distill.tasks import load_mix
     from evals.bfcl_fetch import data_dir
-    from evals.run_records import load_records
 
-    categories = list(dict.fromkeys(str(item.get("category", "")) for item in load_records(path)))
+    categories = list(dict.fromkeys(str(item.get("category", "")) for item in records))
     if "" in categories:
         raise BfclDataError(f"a record in {path} names no category")
     return {t.id: t for t in load_mix(data_dir(root), categories)} if categories else {}
@@ -79,16 +78,14 @@ def cmd_curate(args: argparse.Namespace) -> int:
     from distill.paths import CURATED, CURATION_REPORT, TRAJECTORIES, distill_dir
     from evals.bfcl_fetch import ensure_bfcl
     from evals.bfcl_score import Scorer
+    from evals.run_records import load_records
 
     if args.per_task < 1:
         raise ValueError("--per-task takes a positive number")
     root = ensure_bfcl()
     work = distill_dir()
-    if not (work / TRAJECTORIES).is_file():
-        raise FileNotFoundError(
-            f"no trajectories at {work / TRAJECTORIES}: run `aisearch distill synthesize` first"
-        )
-    tasks = _tasks_of(root, work / TRAJECTORIES)
+    trajectories = work / TRAJECTORIES  # a missing file: no tasks here, and curate says so
+    tasks = _tasks_of(root, load_records(trajectories), trajectories)
     counts = curate(work / TRAJECTORIES, tasks, Scorer(root), work / CURATED, args.per_task)
     (work / CURATION_REPORT).write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
     echo(json.dumps(counts, indent=2))
@@ -105,8 +102,9 @@ def _curated_examples(work: Path) -> list[Any]:
     path = work / CURATED
     if not path.is_file():
         raise FileNotFoundError(f"no curated trajectories at {path}: run `aisearch distill curate` first")
-    tasks = _tasks_of(ensure_bfcl(), path)
-    items = [item for item in load_records(path) if item["task_id"] in tasks]
+    records = load_records(path)
+    tasks = _tasks_of(ensure_bfcl(), records, path)
+    items = [item for item in records if item["task_id"] in tasks]
     return [example for item in items for example in examples_for(item, tasks[item["task_id"]])]
 
 

@@ -24,7 +24,7 @@ def cmd_executor(args: argparse.Namespace) -> int:
     from evals.bfcl_score import Scorer
     from evals.executor_eval import evaluate_executors, executors_for
     from models.config import load_model_settings
-    from models.distilled import distill_dir, distilled_available
+    from models.distilled import DISTILLED_ALIAS, distill_dir, distilled_available
 
     categories = tuple(dict.fromkeys(args.category or DEFAULT_CATEGORIES))
     if args.n is not None and args.n < 1:
@@ -48,8 +48,9 @@ def cmd_executor(args: argparse.Namespace) -> int:
     )
     suffix = "" if categories == DEFAULT_CATEGORIES else "-" + "+".join(categories)
     runs = distill_dir() / "eval" / f"{args.split}-n{args.n or 'all'}{suffix}"
+    executors = executors_for(args.schema)
     distilled = distilled_available()
-    available = {"distilled": distilled, "distilled_nothought": distilled, "distilled_schema": distilled}
+    available = {e.name: distilled for e in executors if e.model == DISTILLED_ALIAS}
     scorer = Scorer(root if needs_checker else None)
     result = asyncio.run(
         evaluate_executors(
@@ -59,7 +60,7 @@ def cmd_executor(args: argparse.Namespace) -> int:
             runs,
             options,
             available,
-            executors=executors_for(args.schema),
+            executors=executors,
             show_progress=not args.quiet,
         )
     )

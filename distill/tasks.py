@@ -12,24 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from evals.bfcl_data import DEFAULT_CATEGORIES, BfclTask, available_categories, load_tasks
-
-BUNDLED_DIR = Path(__file__).resolve().parent.parent / "evals" / "data" / "bundled_tools"
+from evals.bfcl_data import BUNDLED_TOOLS_DIR, DEFAULT_CATEGORIES, BfclTask, available_categories, load_tasks
 
 
 def bundled_categories() -> tuple[str, ...]:
     """The categories of the bundled-tool task set."""
-    return tuple(available_categories(BUNDLED_DIR))
+    return tuple(available_categories(BUNDLED_TOOLS_DIR))
 
 
 def default_categories() -> tuple[str, ...]:
     """The training mix by default: BFCL's five categories and the bundled-tool ones."""
     return (*DEFAULT_CATEGORIES, *bundled_categories())
-
-
-def source_of(category: str, bfcl_data: Path) -> Path:
-    """The data folder that holds ``category``: the bundled set's, or BFCL's."""
-    return BUNDLED_DIR if category in bundled_categories() else bfcl_data
 
 
 def load_mix(
@@ -41,7 +34,9 @@ def load_mix(
     Raises:
         BfclDataError: On an unknown split or category, or malformed files.
     """
+    bundled = bundled_categories()
     tasks: list[BfclTask] = []
     for category in dict.fromkeys(categories or default_categories()):
-        tasks += load_tasks(source_of(category, bfcl_data), (category,), split, n)
+        source = BUNDLED_TOOLS_DIR if category in bundled else bfcl_data
+        tasks += load_tasks(source, (category,), split, n)
     return tasks

@@ -42,6 +42,7 @@ DEFAULT_CATEGORIES: tuple[str, ...] = (
 )
 NOT_SINGLE_TURN = ("multi_turn", "memory", "web_search", "format_sensitivity")
 FILE_PREFIX = "BFCL_v4_"
+BUNDLED_TOOLS_DIR = Path(__file__).resolve().parent / "data" / "bundled_tools"  # evals/bundled_tools.py
 TOOL_DOCS: tuple[str, ...] = ("original", "refined")
 
 

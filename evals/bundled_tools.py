@@ -32,7 +32,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from evals.bfcl_data import FILE_PREFIX, is_relevance
+from evals.bfcl_data import BUNDLED_TOOLS_DIR, FILE_PREFIX, is_relevance
 from evals.bfcl_fetch import BfclDataError
 from evals.bfcl_schema import to_tool
 from evals.data_files import json_lines
@@ -41,7 +41,7 @@ from tools.registry import DOCSEARCH, DOCSEARCH_MODULE, bundled_connections, bun
 
 log = logging.getLogger(__name__)
 
-SET_DIR = Path(__file__).resolve().parent / "data" / "bundled_tools"
+SET_DIR = BUNDLED_TOOLS_DIR
 SOURCE = SET_DIR / "tasks.jsonl"
 SERVERS: tuple[str, ...] = ("python", "clock", DOCSEARCH)
 TO_BFCL = {"object": "dict", "number": "float"}

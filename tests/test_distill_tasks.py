@@ -9,10 +9,11 @@ import pytest
 
 from app.distill_cli import _tasks_of
 from distill.curate import curate
-from distill.tasks import BUNDLED_DIR, bundled_categories, default_categories, load_mix
-from evals.bfcl_data import DEFAULT_CATEGORIES, split_of
+from distill.tasks import bundled_categories, default_categories, load_mix
+from evals.bfcl_data import BUNDLED_TOOLS_DIR, DEFAULT_CATEGORIES, split_of
 from evals.bfcl_fetch import BfclDataError
 from evals.bfcl_score import Scorer
+from evals.run_records import load_records
 from tests.support.bfcl import FIXTURE_DATA, bfcl_root  # noqa: F401 - a fixture
 
 CLOCK = "bundled_multiple_clock"
@@ -56,9 +57,9 @@ def test_a_right_call_on_a_bundled_task_is_curated(
         trajectory("simple_python_0", "simple_python", [{"name": "nothing.here", "arguments": {}}]),
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    tasks = _tasks_of(bfcl_root, path)
+    tasks = _tasks_of(bfcl_root, load_records(path), path)
     assert task.id in tasks and "simple_python_0" in tasks
     counts = curate(path, tasks, Scorer(bfcl_root), tmp_path / "curated.jsonl")
     assert counts["trajectories"] == 2 and counts["kept"] == 1
     kept = json.loads((tmp_path / "curated.jsonl").read_text(encoding="utf-8"))
-    assert kept["task_id"] == task.id and BUNDLED_DIR.is_dir()
+    assert kept["task_id"] == task.id and BUNDLED_TOOLS_DIR.is_dir()
