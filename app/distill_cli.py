@@ -145,7 +145,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     base = Path(args.student).expanduser() if args.student else assemble(STUDENT)
     out = Path(args.out).expanduser() if args.out else distilled_gguf()
-    manifest = export(base, distill_dir() / TRAIN_DIR / ADAPTER, out, args.qtype)
+    manifest = export(base, distill_dir() / TRAIN_DIR / ADAPTER, out, args.qtype, args.scale)
     echo(json.dumps(manifest, indent=2))
     return 0
 
@@ -200,4 +200,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ex.add_argument("--student", help="the student's GGUF file (default: the bundled 0.5B executor)")
     ex.add_argument("--out", help="the GGUF file to write (default: where the executor finds it)")
     ex.add_argument("--qtype", choices=("Q8_0", "F16", "F32"), default="Q8_0", help="of the merged tensors")
+    ex.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="the adapter's update times this, in (0, 1]: below 1 mixes the student back towards its base "
+        "(WiSE-FT; default 1, as trained)",
+    )
     ex.set_defaults(func=guard_bfcl(cmd_export))

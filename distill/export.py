@@ -5,7 +5,12 @@ changed are written over the base GGUF file's tensors of the same name (``gguf``
 names mapped by ``gguf``'s own HF-to-GGUF tensor map), quantized to ``Q8_0`` (or kept ``F16`` / ``F32``),
 and every other tensor and all metadata (tokenizer, chat template) are copied byte for byte. The
 result is one GGUF file llama.cpp loads like the bundled models, written atomically, with a manifest
-``<file>.json`` (sha256, base, adapter, tensors replaced).
+``<file>.json`` (sha256, base, adapter, scale, tensors replaced).
+
+``scale`` interpolates between the student and its fine-tuned self before the merge: the weights
+become ``W + scale · ΔW`` (weight-space ensembling, WiSE-FT, Wortsman et al. 2022: a fine-tuned
+model mixed back towards its base keeps much of the gain where it was trained and loses less of
+what the base did elsewhere). 1 is the adapter as trained.
 """
 
 from __future__ import annotations
@@ -24,24 +29,38 @@ log = logging.getLogger(__name__)
 QTYPES: tuple[str, ...] = ("Q8_0", "F16", "F32")
 
 
-class ExportError(RuntimeError):
-    """The adapter or the base file cannot be turned into a distilled GGUF file."""
+class ExportError(ValueError):
+    """The adapter, the base file or an option cannot make a distilled GGUF file (bad input: the
+    command says so in one line)."""
 
 
-def merged_weights(model: Any, adapter_dir: Path) -> dict[str, np.ndarray]:
-    """The weights the adapter changes, merged (HF names such as ``model.layers.3.mlp.up_proj.weight``).
+def _check(adapter_dir: Path, scale: float) -> None:
+    """Raise :class:`ExportError` unless ``adapter_dir`` holds an adapter and ``scale`` is in (0, 1]."""
+    if not 0 < scale <= 1:
+        raise ExportError(f"scale {scale} is outside (0, 1]: 1 merges the adapter as trained")
+    if not (adapter_dir / "adapter_config.json").is_file():
+        raise ExportError(f"no trained adapter in {adapter_dir}: run `aisearch distill train` first")
+
+
+def merged_weights(model: Any, adapter_dir: Path, scale: float = 1.0) -> dict[str, np.ndarray]:
+    """The weights the adapter changes, merged with its update times ``scale`` (HF names such as
+    ``model.layers.3.mlp.up_proj.weight``).
 
     Raises:
-        ExportError: When the adapter folder holds no adapter.
+        ExportError: When the adapter folder holds no adapter, or ``scale`` is outside (0, 1].
     """
     from peft import PeftModel
 
-    if not (adapter_dir / "adapter_config.json").is_file():
-        raise ExportError(f"no trained adapter in {adapter_dir}: run `aisearch distill train` first")
+    _check(adapter_dir, scale)
     peft_model = PeftModel.from_pretrained(model, str(adapter_dir))
-    changed = [
-        name for name, module in peft_model.named_modules() if hasattr(module, "lora_A") and module.lora_A
+    layers = [
+        (name, module)
+        for name, module in peft_model.named_modules()
+        if hasattr(module, "lora_A") and module.lora_A
     ]
+    for _, module in layers:
+        module.scale_layer(scale)
+    changed = [name for name, _ in layers]
     merged = peft_model.merge_and_unload()
     state = merged.state_dict()
     weights = {}
@@ -129,13 +148,17 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def export(base: Path, adapter_dir: Path, out: Path, qtype: str = "Q8_0") -> dict[str, Any]:
-    """Merge the adapter into the base GGUF's student and write ``out`` with its manifest."""
+def export(
+    base: Path, adapter_dir: Path, out: Path, qtype: str = "Q8_0", scale: float = 1.0
+) -> dict[str, Any]:
+    """Merge the adapter (its update times ``scale``) into the base GGUF's student and write ``out``
+    with its manifest."""
     from distill.student import load_student
 
+    _check(adapter_dir, scale)  # before the student is loaded
     started = time.perf_counter()
     model, _ = load_student(base, with_tokenizer=False)
-    written = write_gguf(base, merged_weights(model, adapter_dir), out, qtype)
+    written = write_gguf(base, merged_weights(model, adapter_dir, scale), out, qtype)
     manifest = {
         "file": str(out),
         "sha256": sha256_of(out),
@@ -143,6 +166,7 @@ def export(base: Path, adapter_dir: Path, out: Path, qtype: str = "Q8_0") -> dic
         "base": str(base),
         "adapter": str(adapter_dir),
         "qtype": qtype,
+        "scale": scale,
         "tensors_replaced": len(written["tensors_replaced"]),
         "seconds": round(time.perf_counter() - started, 1),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -162,7 +162,32 @@ def test_export_writes_the_merged_weights_over_the_base_file(tokenizer: Any, tmp
     assert not np.allclose(tensors["blk.1.attn_q.weight"], original["blk.1.attn_q.weight"])
     assert np.array_equal(tensors["blk.0.attn_q.weight"], original["blk.0.attn_q.weight"])
     assert str(reader.fields["general.architecture"].contents()) == "qwen2"
+    half = merged_weights(tiny_model(len(tokenizer)), tmp_path / "run" / ADAPTER, scale=0.5)
+    start = tiny_model(len(tokenizer)).state_dict()
+    for name, full in weights.items():  # WiSE-FT: halfway between the student and its fine-tuned self
+        assert np.allclose(half[name], start[name].numpy() + 0.5 * (full - start[name].numpy()), atol=1e-6)
+    with pytest.raises(ExportError, match="outside"):
+        merged_weights(tiny_model(len(tokenizer)), tmp_path / "run" / ADAPTER, scale=1.5)
     with pytest.raises(ExportError, match="no GGUF tensor"):
         write_gguf(base, {"model.layers.1.unknown.weight": np.zeros((2, 2))}, tmp_path / "x.gguf")
     with pytest.raises(ExportError, match="no trained adapter"):
         merged_weights(tiny_model(len(tokenizer)), tmp_path / "nothing")
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [(["--scale", "1.5"], "scale 1.5 is outside (0, 1]"), ([], "no trained adapter in")],
+)
+def test_export_says_what_is_wrong_in_one_line(
+    options: list[str],
+    said: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from app.cli import main
+
+    monkeypatch.setenv("AISEARCH_DISTILL_DIR", str(tmp_path))
+    code = main(["distill", "export", "--student", str(tmp_path / "student.gguf"), *options])
+    err = capsys.readouterr().err
+    assert code == 2 and said in err and "Traceback" not in err
