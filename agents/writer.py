@@ -41,6 +41,7 @@ from agents.facets import answer_choices, is_yes_no_question
 from agents.focus import focus_passages, terms
 from agents.plan_answer import plan_findings, plan_reasons, plan_settled
 from agents.prompt_date import borrows_today
+from agents.quote import quoted_reason
 from agents.recall import remember
 from agents.short_answer import explanation_of, short_of
 from agents.web_route import asks_about_now, for_another_tool
@@ -156,17 +157,20 @@ class Reading:
     steps: tuple[tuple[str, str], ...] = ()  # a broken chain's hops on the way: (question, answer)
     today: str = ""  # the prompt's date: an answer that is only this date, no source giving it, is asked again
     said: str = ""  # what the sources and the question say (where such a date would have to stand)
+    quote_from: tuple[Evidence, ...] = ()  # the sources a short answer may be explained by quoting
+    question: str = ""  # what the quoted sentence must be about (the resolved question)
 
 
 async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> tuple[str, str, str | None]:
     """The short answer, then its explanation: two turns of one conversation.
 
     The first turn asks for the answer alone (a short phrase, as single-shot RAG asks); the
-    second asks why, citing the sources. The second turn extends the first one's prompt and reply,
-    so a llama.cpp server reuses the whole prefix and only reads the new question. A model that
-    writes ``Answer: …`` or its reasons anyway is parsed the same way. An answer already
-    settled (a comparison read entity by entity) stands as the first turn's reply. An open
-    question gets a one-sentence summary first, then its answer in full.
+    second asks why, citing the sources, unless a source sentence that states the answer explains
+    it (``agents/quote.py``, when ``reading.quote_from`` is given). The second turn extends the
+    first one's prompt and reply, so a llama.cpp server reuses the whole prefix and only reads the
+    new question. A model that writes ``Answer: …`` or its reasons anyway is parsed the same way.
+    An answer already settled (a comparison read entity by entity) stands as the first turn's
+    reply. An open question gets a one-sentence summary first, then its answer in full.
 
     Returns:
         The short answer, the explanation, and what went wrong when the explanation's call failed
@@ -193,6 +197,9 @@ async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> t
             log.info("the Writer gave today's date again; the sources do not say")
             first_text = UNKNOWN
     short = short_of(first_text)
+    quote = quoted_reason(short, reading.quote_from, reading.question) if reading.quote_from else None
+    if quote is not None:  # the source's own sentence explains the answer: no second turn
+        return short, quote, None
     explain = ("writer_explain_direct" if reading.direct else "writer_explain") + (
         "_long" if reading.full else ""
     )
@@ -359,6 +366,10 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     else:
         cut = 0 if full else run.settings.writer_source_chars  # an open question reads its sources whole
         steps = tuple((hop["query"], hop["answer"]) for hop in on_the_way(hops))
+        # a name, date or number read from the sources (not a comparison's or computation's
+        # answer, which a quote would not explain, nor a yes/no)
+        quotable = run.settings.writer_quotes and not (direct or full or verdict or computed)
+        quotable = quotable and not is_yes_no_question(resolved_query(state))
         reading = Reading(
             direct=direct,
             full=full,
@@ -367,6 +378,8 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
             steps=() if full else steps,
             today=state.get("today", ""),
             said="" if direct or about_now(resolved_query(state)) else said_by(sources, resolved_query(state)),
+            quote_from=tuple(sources) if quotable else (),
+            question=resolved_query(state),
         )
         short, text, problem = await _read(model, state, sources, missing, reading)
     if problem:

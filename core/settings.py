@@ -42,11 +42,16 @@ FILE_KEYS = (
     "document_probe_similarity",
     "document_probe_floor",
     "writer_source_chars",
+    "writer_quotes",
     "routing",
     "stream_plan",
 )
 """The top-level keys of the config file."""
-FILE_GROUPS: dict[str, type[SettingsGroup]] = {"budgets": Budgets, "docs_server": DocsServer, "cache": CacheSettings}
+FILE_GROUPS: dict[str, type[SettingsGroup]] = {
+    "budgets": Budgets,
+    "docs_server": DocsServer,
+    "cache": CacheSettings,
+}
 """The groups read from a table of the config file and the environment (besides the models'
 and ``[websearch]``)."""
 ENV_GROUPS: dict[str, type[SettingsGroup]] = {
@@ -86,7 +91,7 @@ class Settings(ModelSettings):
         env="AISEARCH_MCP_CONFIG",
         key="paths.mcp_config",
         shown="`~/.config/aisearch/mcp.json` when it exists",
-        doc="your `{\"mcpServers\": …}` file (also `--mcp-config`); `aisearch tools add` writes there",
+        doc='your `{"mcpServers": …}` file (also `--mcp-config`); `aisearch tools add` writes there',
     )
     tool_catalogs: list[Path] = setting(
         default_factory=list,
@@ -104,7 +109,9 @@ class Settings(ModelSettings):
         "they lowered server Recall@5 from 0.83 to 0.74)",
     )
     toolkit_k: int = setting(
-        0, ge=0, doc="toolkits of equivalent tools (k-means++ over their descriptions); 0 chooses k by silhouette"
+        0,
+        ge=0,
+        doc="toolkits of equivalent tools (k-means++ over their descriptions); 0 chooses k by silhouette",
     )
     toolkit_seed: int = setting(0, doc="the k-means++ seed")
     backup_similarity: float = setting(
@@ -127,7 +134,15 @@ class Settings(ModelSettings):
         doc="a factual question is answered from memory only when the probe's best passage is less similar",
     )
     writer_source_chars: int = setting(
-        2800, ge=0, doc="the Writer reads its sources cut to this many characters of what matters; 0: whole passages"
+        2800,
+        ge=0,
+        doc="the Writer reads its sources cut to this many characters of what matters; 0: whole passages",
+    )
+    writer_quotes: bool = setting(
+        True,
+        env="AISEARCH_WRITER_QUOTES",
+        doc="a short answer is explained by the source sentence that states it, cited, without a second "
+        "model turn; off (or when no sentence states it): the Writer writes its explanation",
     )
     routing: Literal["cheap", "llm"] = setting(
         "cheap",
