@@ -9,7 +9,9 @@ a claim's content words found in a source. After the answer is written:
 * a citation whose source shares almost none of the sentence's words is dropped.
 
 Both changes are recorded on the answer (``attributed``, ``dropped_citations``) so a reader can
-tell the model's own citations from the checker's.
+tell the model's own citations from the checker's. Fenced code and a source's sentence quoted in
+curly quotes (``agents/quote.py``: “…” [n]) are not prose to check: a quotation is its source's own
+words, and splitting it at "J." or "Mr." would attribute half a sentence.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from core.state import Evidence
 from core.text import CITATION_MARK as CITATION
 from core.text import SENTENCE_END, content_words, support
 
-FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
+NOT_PROSE = re.compile(r"```.*?(?:```|$)|“[^”]*”", re.DOTALL)  # fenced code, a quotation
 MIN_WORDS = 4
 ATTRIBUTE_SUPPORT = 0.4
 KEEP_SUPPORT = 0.15
@@ -38,11 +40,11 @@ class CitationCheck:
 
 
 def _prose_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the text outside fenced code blocks."""
+    """Character spans of the text outside fenced code blocks and quotations."""
     spans, start = [], 0
-    for fence in FENCE.finditer(text):
-        spans.append((start, fence.start()))
-        start = fence.end()
+    for block in NOT_PROSE.finditer(text):
+        spans.append((start, block.start()))
+        start = block.end()
     spans.append((start, len(text)))
     return [(a, b) for a, b in spans if b > a]
 

@@ -51,4 +51,5 @@ def quoted_reason(answer: str, sources: Sequence[Evidence], question: str) -> st
     _, n, sentence = best
     if len(sentence) > MAX_QUOTE_CHARS:
         sentence = sentence[:MAX_QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
-    return f"“{sentence.strip()}” [{n}]"
+    inner = sentence.strip().replace("“", '"').replace("”", '"')  # one quotation, not nested ones
+    return f"“{inner}” [{n}]"

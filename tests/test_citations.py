@@ -55,6 +55,18 @@ def test_code_blocks_short_lines_and_unsupported_claims_are_left_alone() -> None
     assert check.text == text and check.attributed == [] and check.dropped == []
 
 
+def test_a_quoted_source_sentence_is_not_split_or_attributed() -> None:
+    fox = source(
+        "McFly family",
+        "Marty (Jr.) and Marlene McFly (both portrayed by Michael J. Fox) are the future twins of Marty McFly.",
+    )
+    text = "“Marty (Jr.) and Marlene McFly (both portrayed by Michael J. Fox) are the future twins of Marty McFly.” [2]"
+
+    check = check_citations(text, [BRIDGE, fox])
+
+    assert check.text == text and check.attributed == [] and check.dropped == []
+
+
 def test_model_knowledge_citations_are_not_second_guessed() -> None:
     memory = source("Birth year of Wu", "156 BC", kind="model")
     text = "Emperor Wu of Han was born in 156 BC according to the model [1]."

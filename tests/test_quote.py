@@ -58,6 +58,12 @@ def test_no_quote_when_no_sentence_says_the_answer_on_the_question() -> None:
     assert quoted_reason("Mountrail County", memory, question) is None, "the model's memory is not a source"
 
 
+def test_quotation_marks_inside_the_sentence_become_straight_ones() -> None:
+    law = [passage("Donda West", "Governor Arnold Schwarzenegger signed the “Donda West Law” in 2009.")]
+    quote = quoted_reason("Arnold Schwarzenegger", law, "Which governor signed the Donda West Law?")
+    assert quote == '“Governor Arnold Schwarzenegger signed the "Donda West Law" in 2009.” [1]'
+
+
 def test_a_long_sentence_is_cut_at_a_word() -> None:
     long = [
         passage("Stanley", "Stanley is the seat of Mountrail County " + "and a city of plains " * 40 + ".")
