@@ -98,7 +98,9 @@ async def test_a_failed_explanation_keeps_the_short_answer(team: Team, hotpot_hu
     team["master"].on(MASTER, assessment("moderate", "direct", resolved=BRIDGE))
     # the explanation turn carries the answer turn with it: past the context, it gets HTTP 400
     with fake_openai([(ANSWER_TURN, "Dunmore")], max_prompt_chars=1000) as server:
-        resources = team.resources(hotpot_hub, make_settings(routing="llm", search_k=2))
+        settings = make_settings(routing="llm", search_k=2)
+        settings.writer_quotes = False  # the explanation turn is what fails here
+        resources = team.resources(hotpot_hub, settings)
         resources.models = lambda role: endpoint(server.url) if role == "writer" else team[role]
 
         state, _, _ = await run(resources, BRIDGE)

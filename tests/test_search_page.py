@@ -81,7 +81,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         pages = {"command": sys.executable, "args": [str(REPO / "tests" / "servers" / "pages_server.py")]}
         mcp_config.write_text(json.dumps({"mcpServers": {"pages": pages}}))
         server = Served(serve_env(endpoint.url, root), root / "serve.log")
-        server.start("--mcp-config", str(mcp_config), AISEARCH_HTTP_TOKEN=TOKEN)
+        # the scripted explanation's citations are what the page renders, not a quoted sentence
+        server.start(
+            "--mcp-config", str(mcp_config), AISEARCH_HTTP_TOKEN=TOKEN, AISEARCH_WRITER_QUOTES="false"
+        )
         yield server
         server.stop()
 

@@ -100,7 +100,10 @@ def test_a_question_only_a_web_page_answers_shows_the_page_as_its_source(
     tab.goto(f"{servers['live'].url}/?q={quote(QUESTION)}")
     expect(tab.get_by_test_id("short-answer")).to_have_text(DIRECTOR)
     assert _finished(tab) == "Done."
-    expect(tab.get_by_test_id("answer")).to_contain_text("oceanographer Ilsabet Marrow [1]")
+    # the page's own sentence, quoted and cited (agents/quote.py)
+    expect(tab.get_by_test_id("answer")).to_contain_text(
+        "“The observatory's first director is the oceanographer"
+    )
     expect(tab.get_by_test_id("progress")).to_contain_text("websearch.")
 
     sources = tab.get_by_test_id("sources").locator("li")

@@ -51,7 +51,10 @@ async def test_direct_is_one_retrieval_and_one_read(team: Team, hotpot_hub: Tool
         lambda p: f"Answer: the Ome\nBecause: It crosses the river Ome [{number_of(p, 'Kestrel Bridge')}].",
     )
 
-    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="llm")), SINGLE)
+    settings = make_settings(routing="llm")
+    settings.writer_quotes = False  # the read's two turns, not a quoted sentence (tests/test_quote.py)
+
+    state, path, _ = await run(team.resources(hotpot_hub, settings), SINGLE)
 
     assert path == ["master", "select_tools", "direct_search", "writer"]
     assert searched(state) == [SINGLE]
