@@ -86,7 +86,7 @@ def cmd_curate(args: argparse.Namespace) -> int:
     work = distill_dir()
     trajectories = work / TRAJECTORIES  # a missing file: no tasks here, and curate says so
     tasks = _tasks_of(root, load_records(trajectories), trajectories)
-    counts = curate(work / TRAJECTORIES, tasks, Scorer(root), work / CURATED, args.per_task)
+    counts = curate(trajectories, tasks, Scorer(root), work / CURATED, args.per_task)
     (work / CURATION_REPORT).write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
     echo(json.dumps(counts, indent=2))
     return 0
