@@ -207,6 +207,7 @@ async def _read_query(
         classifier=_classifier(),
         follows_links=covered and probe is not None and link_tool(run, probe.tool) is not None,
         may_ask=may_ask,
+        on_topic=probe is not None and probe.similarity >= run.settings.document_probe_floor,
     )
     if decision is not None:
         log.info("route decided by %s: %s", decision.decided_by, decision.why)

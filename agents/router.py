@@ -22,10 +22,16 @@ this order:
    nothing above decided → Executor, *serial*: the question's top passages, then the documents
    they name (the link hop costs no model call, so a question that turns out to be single-hop
    loses nothing but a few milliseconds; with a model-written second hop it was *direct*, since
-   that hop cost about 6 s and brought the answer into view for 3 of 58 dev questions).
+   that hop cost about 6 s and brought the answer into view for 3 of 58 dev questions);
+4. **probe floor**: a factual question whose best passage is on the documents' topic but not
+   close (``document_probe_floor`` up to ``document_probe_similarity``) → Executor, *serial*,
+   hop by hop. The LLM assessment could only choose among search strategies there (memory is
+   ruled out for a factual question on the documents' topic), at 4-8 s of the 1.5B's tokens:
+   long compositional questions land in this band (12 of 97 MuSiQue, 7 of 300 HotpotQA dev
+   questions), and the LLM sent them to one *direct* search.
 
-What is left (a follow-up that needs the conversation, an off-topic question the classifier is
-unsure about) goes to the LLM assessment.
+What is left (a follow-up that needs the conversation, an open question or one off the
+documents' topic that the classifier is unsure about) goes to the LLM assessment.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import logging
 import re
 from typing import Protocol
 
+from agents.answer_form import is_open_question
 from agents.facets import comparison_facets
 from agents.route_classifier import Label, RouteGuess
 from core.state import Complexity, DecidedBy, Strategy
@@ -100,6 +107,7 @@ def cheap_route(
     classifier: Classifier | None,
     follows_links: bool = False,
     may_ask: bool = False,
+    on_topic: bool = False,
 ) -> CheapRoute | None:
     """The route the rules, the probe and the classifier agree on, or None for the LLM to decide.
 
@@ -112,6 +120,8 @@ def cheap_route(
             a serial search's second hop costs no model call.
         may_ask: Whether the run may ask the user what the question means: a question about a
             person it does not name ("When was he born?") then goes to the LLM, which may ask.
+        on_topic: Whether the probe's best passage is at least ``document_probe_floor`` similar:
+            a factual question is then searched, whatever the classifier or the LLM would say.
     """
     if has_history or (may_ask and UNRESOLVED.search(query)):
         return None
@@ -124,11 +134,12 @@ def cheap_route(
     if facets and covered:
         why = f"compares {' and '.join(facets)}: one search of the question finds both"
         return CheapRoute("moderate", "direct", "rules", why, facets)
+    relevant = covered or (on_topic and not is_open_question(query))
     guess = classifier.classify(query) if classifier is not None else None
     if guess is not None and guess.confident:
         complexity, strategy = LABELS[guess.label]
         searches = guess.label in SEARCH_LABELS
-        if searches == covered or guess.label == "planner":
+        if searches == relevant or guess.label == "planner":
             why = f"like the example queries labelled {guess.label} (vote {guess.share:.2f})"
             if guess.label == "direct" and follows_links:
                 strategy, why = "serial", f"{why}; the link hop is free: search them and what they name"
@@ -137,4 +148,7 @@ def cheap_route(
         return CheapRoute(
             "moderate", "serial", "probe", "the documents cover it: search them and what they name", facets
         )
+    if relevant:
+        why = "a factual question on the documents' topic: search them hop by hop, not memory"
+        return CheapRoute("moderate", "serial", "probe", why, facets)
     return None

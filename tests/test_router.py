@@ -105,6 +105,24 @@ def test_the_probe_decides_covered_questions_the_classifier_is_unsure_of() -> No
     assert decision and (decision.strategy, decision.decided_by) == ("serial", "probe")
 
 
+def test_a_factual_question_on_the_documents_topic_is_searched_without_the_llm() -> None:
+    query = "In which county is the city sharing a border with the capital of the state that won the battle?"
+    unsure = Fixed("direct", share=0.4)
+    band = cheap_route(query, has_history=False, covered=False, on_topic=True, classifier=unsure)
+    assert band and (band.complexity, band.strategy, band.decided_by) == ("moderate", "serial", "probe")
+    memory_vote = cheap_route(
+        query, has_history=False, covered=False, on_topic=True, classifier=Fixed("writer_only")
+    )
+    assert memory_vote and memory_vote.needs_external_info, (
+        "on the documents' topic: not answered from memory"
+    )
+    open_question = "What are some tips for planning a road trip across the state on a small budget?"
+    assert (
+        cheap_route(open_question, has_history=False, covered=False, on_topic=True, classifier=unsure) is None
+    )
+    assert cheap_route(query, has_history=False, covered=False, on_topic=False, classifier=unsure) is None
+
+
 def test_the_llm_decides_follow_ups_and_unsure_off_topic_questions() -> None:
     assert (
         cheap_route("And the second one?", has_history=True, covered=True, classifier=Fixed("direct")) is None
