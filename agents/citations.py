@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from core.state import Evidence
 from core.text import CITATION_MARK as CITATION
-from core.text import SENTENCE_END, content_words, support
+from core.text import content_words, sentence_pieces, support
 
 NOT_PROSE = re.compile(r"```.*?(?:```|$)|“[^”]*”", re.DOTALL)  # fenced code, a quotation
 MIN_WORDS = 4
@@ -82,14 +82,9 @@ def check_citations(text: str, sources: Sequence[Evidence]) -> CitationCheck:
     for start, end in _prose_spans(text):
         pieces.append(text[cursor:start])
         prose = text[start:end]
-        sentences = SENTENCE_END.split(prose)
-        separators = SENTENCE_END.findall(prose)
-        rebuilt = []
-        for index, sentence in enumerate(sentences):
-            rebuilt.append(_check_sentence(sentence, sources, check))
-            if index < len(separators):
-                rebuilt.append(separators[index])
-        pieces.append("".join(rebuilt))
+        pieces.extend(
+            _check_sentence(sentence, sources, check) + space for sentence, space in sentence_pieces(prose)
+        )
         cursor = end
     pieces.append(text[cursor:])
     check.text = "".join(pieces)

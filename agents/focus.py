@@ -16,14 +16,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from core.text import sentences
+from core.text import sentence_pieces
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
-# a piece that ends like an abbreviation or initials ("M.D.", "U.S.", "J.", "St.") runs on
-ABBREVIATION_END = re.compile(
-    r"(\b[A-Za-z]\.|\b(?:[A-Z]\.){2,}|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Co|Ltd|vs|No|Mt|Ft)\.)$"
-)
-CONTINUES = re.compile(r"^[a-z0-9(\[,;:–-]")  # the next piece continues the sentence
 FIRST_SENTENCE_BONUS = 0.5  # of the best term's weight: a passage's first sentence names its subject
 STOPWORDS = frozenset(
     "a an and are as at be been by did do does for from had has have he her his how in is it its of on or"
@@ -42,15 +37,7 @@ def terms(text: str) -> set[str]:
 def passage_sentences(text: str) -> list[str]:
     """The sentences of a passage, not cut after an abbreviation or initials ("Doogie Howser, M.D.
     (1989 -- 1993), Barney Stinson ..." is one sentence)."""
-    pieces: list[str] = []
-    for piece in (piece.strip() for piece in sentences(text)):
-        if not piece:
-            continue
-        if pieces and (ABBREVIATION_END.search(pieces[-1]) or CONTINUES.match(piece)):
-            pieces[-1] = f"{pieces[-1]} {piece}"
-        else:
-            pieces.append(piece)
-    return pieces
+    return [" ".join(sentence.split()) for sentence, _ in sentence_pieces(text.strip()) if sentence.strip()]
 
 
 def focus_passages(texts: Sequence[str], queries: Sequence[str], max_chars: int) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from core.text import CITATION_MARK, SENTENCE_END
+from core.text import CITATION_MARK, sentence_pieces
 
 MARKER = re.compile(
     r"^\s*[*_#>\-\s]*(?:the\s+)?(?:short\s+answer|final\s+answer|answer|答案|回答)\s*[*_]*\s*[:：]\s*[*_]*\s*(.*)$",
@@ -71,7 +71,7 @@ def _split(text: str) -> tuple[str, str]:
     lines = [line.strip() for line in stripped.splitlines() if line.strip()]
     if len(lines) > 1 and len(lines[0].split()) <= MAX_SHORT_LINE_WORDS:  # the answer on a line of its own
         return clean_short(lines[0]), "\n".join(lines[1:])
-    first = SENTENCE_END.split(stripped, maxsplit=1)[0] if stripped else ""
+    first = sentence_pieces(stripped)[0][0] if stripped else ""
     words = clean_short(first).split()
     return " ".join(words[:MAX_FALLBACK_WORDS]), stripped
 

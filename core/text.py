@@ -15,6 +15,11 @@ CITATION_MARK = re.compile(r"\s*\[(\d{1,3})\]")
 """A citation with the space before it, for cutting it out of a sentence."""
 SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 """The space after a sentence's final punctuation (Latin or CJK): ``SENTENCE_END.split(text)``."""
+# a piece that ends like an abbreviation or initials ("M.D.", "U.S.", "J.", "St.") runs on
+ABBREVIATION_END = re.compile(
+    r"(\b[A-Za-z]\.|\b(?:[A-Z]\.){2,}|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Co|Ltd|vs|No|Mt|Ft)\.)$"
+)
+CONTINUES = re.compile(r"^[a-z0-9(\[,;:–-]")  # the next piece continues the sentence
 WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
 STOPWORDS = frozenset(
     "the and for with that this these those from into about can could would should will you your "
@@ -39,6 +44,25 @@ def support(claim: str, source: str) -> float:
 def sentences(text: str) -> list[str]:
     """The sentences of ``text`` (split after ``.!?`` and their CJK forms)."""
     return SENTENCE_END.split(text.strip())
+
+
+def sentence_pieces(text: str) -> list[tuple[str, str]]:
+    """``text`` as (sentence, the space after it) pairs, not cut after an abbreviation or initials
+    ("Michael J. Fox", "Doogie Howser, M.D. (1989)"): joining every pair gives ``text`` back."""
+    pieces: list[tuple[str, str]] = []
+    cursor = 0
+    for gap in SENTENCE_END.finditer(text):
+        pieces.append((text[cursor : gap.start()], gap.group()))
+        cursor = gap.end()
+    pieces.append((text[cursor:], ""))
+    merged: list[tuple[str, str]] = []
+    for sentence, space in pieces:
+        if merged and (ABBREVIATION_END.search(merged[-1][0]) or CONTINUES.match(sentence)):
+            previous, space_before = merged[-1]
+            merged[-1] = (previous + space_before + sentence, space)
+        else:
+            merged.append((sentence, space))
+    return merged
 
 
 def format_history(messages: list[AnyMessage], turns: int = HISTORY_TURNS) -> str:

@@ -67,6 +67,18 @@ def test_a_quoted_source_sentence_is_not_split_or_attributed() -> None:
     assert check.text == text and check.attributed == [] and check.dropped == []
 
 
+def test_a_sentence_is_not_cut_at_initials_or_an_abbreviation() -> None:
+    fox = source("Back to the Future", "Marty McFly was played by Michael J. Fox in Back to the Future.")
+    text = "Marty McFly was played by Michael J. Fox, an actor from Canada. Dr. Brown built the time machine [2]."
+
+    check = check_citations(text, [fox, BRIDGE])
+
+    assert check.text.startswith(
+        "Marty McFly was played by Michael J. Fox, an actor from Canada [1]. Dr. Brown"
+    )
+    assert [a["n"] for a in check.attributed] == [1]
+
+
 def test_model_knowledge_citations_are_not_second_guessed() -> None:
     memory = source("Birth year of Wu", "156 BC", kind="model")
     text = "Emperor Wu of Han was born in 156 BC according to the model [1]."

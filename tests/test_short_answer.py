@@ -34,6 +34,7 @@ def test_the_marker_line_is_the_short_answer_and_the_rest_the_cited_explanation(
             "Julius Caesar was born in 100 BC",
             "Julius Caesar was born in 100 BC [1]. He died in 44 BC [2].",
         ),
+        ("Michael J. Fox [1]. He played Marty.", "Michael J. Fox", "Michael J. Fox [1]. He played Marty."),
         ("", "", ""),
     ],
 )
