@@ -3,7 +3,8 @@
 Seed 001 §2 and TURA: for a task bound to a tool the executor model writes the tool arguments
 (no thought: TURA's distilled executor acts directly), the tool is called through MCP, and the
 Master's model judges whether the output achieves the task (seed 001 §3.5: the Master evaluates
-the completeness of each sub-task's outcome); if not the executor may refine the arguments and call
+the completeness of each sub-task's outcome; a value from a closed-world tool, such as a
+calculator's number, stands without a judge); if not the executor may refine the arguments and call
 again, within a bounded number of rounds. A task bound to a search tool runs the search loop of
 ``agents/executor_search.py`` (sub-queries, rounds, sufficiency, refinement). A tool-free task is
 computed by the model. Each result
@@ -150,6 +151,19 @@ async def _judge(run: Run, task: Task, outcome: ToolOutcome) -> Judgement:
     return result.value
 
 
+VALUE_CHARS = 100  # a tool output this short, on one line, is a value: nothing to read out of it
+
+
+def computed_value(spec: ToolSpec, output: str) -> str | None:
+    """The output of a read-only, closed-world tool when it is a value (a calculator's number, a
+    date): it follows from the arguments alone, so the judge has nothing to read out of it and a
+    retry with the same arguments returns it again. Open-world tools and documents are judged."""
+    value = output.strip()
+    if spec.cacheable and value and len(value) <= VALUE_CHARS and "\n" not in value:
+        return value
+    return None
+
+
 def stated_result(judgement: Judgement, output: str) -> str:
     """The judge's reading of ``output`` when the output states it, else the output itself.
 
@@ -219,6 +233,9 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
             args = None
             continue
         evidence.extend(item for item in tool_evidence(task, outcome) if item not in evidence)
+        value = computed_value(spec, outcome.output)
+        if value is not None:
+            return TaskOutcome("ok", value, None, calls, evidence, switches)
         last_round = round_index == rounds - 1
         judgement = await _judge(run, task, outcome)
         if judgement.sufficient:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agents.executor import Judgement, stated_result
+from agents.executor import Judgement, computed_value, stated_result
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
-from tools.hub import ToolHub
+from tools.hub import ToolHub, ToolSpec
 
 QUERY = "When was Julius Caesar born?"
 
@@ -58,6 +58,16 @@ def test_a_stated_reading_is_the_result() -> None:
     )
     assert stated_result(Judgement(result="4,102,650", sufficient=True), output) == output
     assert stated_result(Judgement(sufficient=True), output) == output
+
+
+def test_only_a_closed_world_tools_value_stands_without_a_judge() -> None:
+    calculator = ToolSpec("python.calculate", "python", "Calculator", {}, cacheable=True)
+    lookup = ToolSpec("facts.birth_year", "facts", "Birth years", {}, cacheable=False)
+    assert computed_value(calculator, " 61\n") == "61"
+    assert computed_value(lookup, "100 BC") is None, "an open-world tool's output is judged"
+    assert computed_value(calculator, "") is None
+    assert computed_value(calculator, "a passage\nof text") is None, "a document is read by the judge"
+    assert computed_value(calculator, "9" * 101) is None
 
 
 @pytest.mark.slow

@@ -93,6 +93,9 @@ async def test_two_looked_up_years_reach_the_calculator_as_numbers(
     (call,) = results["t3"]["tool_calls"]
     assert call["args"] == {"expression": "1932 - 1871"} and results["t3"]["output"].startswith("61")
     assert all(r["status"] == "ok" for r in results.values())
+    assert not [c for c in team["master"].calls if EXEC_JUDGE in c.prompt], (
+        "a calculator's number is not judged"
+    )
     assert state["plan"]["version"] == 1, "computed without a re-plan"
     # the computed difference answers the "how many" question, and the tasks are its reasons:
     # each looked-up year cited to the passage that states it, then the computation
