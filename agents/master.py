@@ -212,7 +212,7 @@ async def _read_query(
     if decision is not None:
         log.info("route decided by %s: %s", decision.decided_by, decision.why)
         reading = cheap_reading(decision, query, probe)
-        reading.search_only = covered and not needs_tools(query)
+        reading.search_only = searches_enough(probe, query, run.settings)
         return reading
     reading = await llm_reading(run, state, query, today, may_ask=may_ask, probe=probe)
     if threshold < 1 and reading.resolved_query != query:  # a follow-up: probe what it means

@@ -99,6 +99,23 @@ async def test_a_factual_question_on_the_documents_topic_is_never_answered_from_
     assert state["answer"]["citations"], "answered from the documents, not from memory"
 
 
+@pytest.mark.slow
+async def test_a_complex_question_on_the_documents_topic_is_searched_serially_without_the_llm(
+    team: Team, docs_hub: ToolHub
+) -> None:
+    question = "In which county was the engineer who built the Harrow Point lighthouse born?"
+    team["writer"].on(WRITER, "She was born in Ashcombe [1].")
+    settings = make_settings("cheap")
+    settings.document_probe_similarity = 0.99  # not "covered": only the floor can send it to the documents
+
+    state, _, _ = await run(team.resources(docs_hub, settings), question)
+
+    assessed = state["assessment"]
+    assert assessed["probe"]["similarity"] >= settings.document_probe_floor
+    assert (state["route"], assessed["strategy"]) == ("executor", "serial"), "searched, not planned"
+    assert not [call for call in team["master"].calls if MASTER in call.prompt], "no LLM assessment"
+
+
 def test_an_open_question_is_searched_when_the_documents_cover_it_not_merely_touch_it() -> None:
     from agents.assessment import Probe, Reading
     from agents.master import err_towards_evidence
