@@ -132,12 +132,16 @@ def cheap_reading(decision: CheapRoute, query: str, probe: Probe | None) -> Read
     )
 
 
+def on_documents_topic(probe: Probe | None, settings: Settings) -> bool:
+    """Whether the probe's best passage is at least ``document_probe_floor`` similar to the query."""
+    return probe is not None and probe.similarity >= settings.document_probe_floor
+
+
 def searches_enough(probe: Probe | None, query: str, settings: Settings) -> bool:
-    """Whether the LLM-read ``query`` needs no tool beyond searching documents that are on its topic
-    (the probe at ``document_probe_floor``): a complex one then goes to the Executor's search
-    strategies rather than the Planner (:func:`agents.assessment.route_for`)."""
-    on_topic = probe is not None and probe.similarity >= settings.document_probe_floor
-    return on_topic and not needs_tools(query)
+    """Whether ``query`` needs no tool beyond searching documents that are on its topic
+    (:func:`on_documents_topic`): a complex one then goes to the Executor's search strategies
+    rather than the Planner (:func:`agents.assessment.route_for`)."""
+    return on_documents_topic(probe, settings) and not needs_tools(query)
 
 
 def err_towards_evidence(reading: Reading, probe: Probe | None, settings: Settings) -> Reading:
@@ -148,9 +152,7 @@ def err_towards_evidence(reading: Reading, probe: Probe | None, settings: Settin
     if route_for(reading) != "writer_only" or probe is None:
         return reading
     covered = probe.similarity >= settings.document_probe_similarity
-    on_topic = probe.similarity >= settings.document_probe_floor and not is_open_question(
-        reading.resolved_query
-    )
+    on_topic = on_documents_topic(probe, settings) and not is_open_question(reading.resolved_query)
     if covered or on_topic:
         reading.complexity, reading.needs_external_info, reading.escalated = "moderate", True, "documents"
         log.info(
@@ -207,7 +209,7 @@ async def _read_query(
         classifier=_classifier(),
         follows_links=covered and probe is not None and link_tool(run, probe.tool) is not None,
         may_ask=may_ask,
-        on_topic=probe is not None and probe.similarity >= run.settings.document_probe_floor,
+        on_topic=on_documents_topic(probe, run.settings),
     )
     if decision is not None:
         log.info("route decided by %s: %s", decision.decided_by, decision.why)
