@@ -86,7 +86,9 @@ def cmd_curate(args: argparse.Namespace) -> int:
     work = distill_dir()
     trajectories = work / TRAJECTORIES  # a missing file: no tasks here, and curate says so
     tasks = _tasks_of(root, load_records(trajectories), trajectories)
-    counts = curate(trajectories, tasks, Scorer(root), work / CURATED, args.per_task)
+    counts = curate(
+        trajectories, tasks, Scorer(root), work / CURATED, args.per_task, references=args.references
+    )
     (work / CURATION_REPORT).write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
     echo(json.dumps(counts, indent=2))
     return 0
@@ -183,6 +185,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     cur = steps.add_parser("curate", help="keep the trajectories the correctness and efficiency judges pass")
     cur.add_argument("--per-task", type=int, default=1, help="distinct call sets kept per task (default 1)")
+    cur.add_argument(
+        "--references",
+        action="store_true",
+        help="a training task without a kept trajectory gets its reference call as target (no thought)",
+    )
     cur.set_defaults(func=guard_bfcl(cmd_curate))
 
     tr = steps.add_parser("train", help="LoRA SFT of the 0.5B student on the curated trajectories")

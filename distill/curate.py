@@ -3,7 +3,9 @@
 Reads ``trajectories.jsonl`` (:mod:`distill.synthesize`), judges every sample
 (:mod:`distill.judges`), and writes ``curated.jsonl`` (per task, the distinct passing call sets,
 the one most samples agree on first: self-consistency) and ``curation.json`` with the number of
-trajectories left after each stage. Curation is cheap and reruns from scratch.
+trajectories left after each stage. With ``references``, every training task left without a kept
+trajectory gets its reference trajectory instead (:mod:`distill.references`), judged alike.
+Curation is cheap and reruns from scratch.
 """
 
 from __future__ import annotations
@@ -15,17 +17,26 @@ from pathlib import Path
 from typing import Any
 
 from distill.judges import CORRECTNESS_STAGES, EFFICIENCY_STAGES, judge_correct, judge_efficient
+from distill.references import reference_calls
 from evals.bfcl_data import BfclTask
 from evals.bfcl_score import Scorer
+from evals.executor_prompts import target_text
 from evals.run_records import load_records
 
 log = logging.getLogger(__name__)
 
 
 def curate(
-    trajectories: Path, tasks: dict[str, BfclTask], scorer: Scorer, out_path: Path, per_task: int = 1
+    trajectories: Path,
+    tasks: dict[str, BfclTask],
+    scorer: Scorer,
+    out_path: Path,
+    per_task: int = 1,
+    *,
+    references: bool = False,
 ) -> dict[str, Any]:
-    """Judge every trajectory of a known task; write the kept ones; return the stage counts.
+    """Judge every trajectory of a known task; write the kept ones (and, with ``references``, a
+    reference trajectory for every task in ``tasks`` left without one); return the stage counts.
 
     Raises:
         FileNotFoundError: When ``trajectories`` does not exist (synthesize first).
@@ -53,6 +64,7 @@ def curate(
             "thought": reply.thought,
             "calls": reply.calls,
             "sample": record.get("sample"),
+            "source": "teacher",
         }
         passing[task.id].append((json.dumps(reply.calls, sort_keys=True, default=str), item))
     kept: list[dict[str, Any]] = []
@@ -63,8 +75,13 @@ def curate(
             if key not in seen and len(seen) < per_task:
                 seen.add(key)
                 kept.append({**item, "votes": votes[key]})
+    filled = (
+        _reference_trajectories([t for i, t in tasks.items() if i not in passing], scorer)
+        if references
+        else []
+    )
     with open(out_path, "w", encoding="utf-8") as handle:
-        for item in kept:
+        for item in kept + filled:
             handle.write(json.dumps(item, ensure_ascii=False, default=str) + "\n")
     stages = ["answered", *CORRECTNESS_STAGES, *EFFICIENCY_STAGES]
     left, counts = len(records), {"trajectories": len(records)}
@@ -74,5 +91,30 @@ def curate(
     counts["tasks_with_a_kept_trajectory"] = len(passing)
     counts["tasks"] = len({r["task_id"] for r in records})
     counts["kept"] = len(kept)
+    if references:
+        counts["reference_trajectories"] = len(filled)
     log.info("curation: %s", counts)
     return counts
+
+
+def _reference_trajectories(tasks: list[BfclTask], scorer: Scorer) -> list[dict[str, Any]]:
+    """The reference trajectory of each task that has one and passes the correctness judge."""
+    filled = []
+    for task in tasks:
+        calls = reference_calls(task)
+        if calls is None:
+            continue
+        judgement, _ = judge_correct(task, target_text(calls, None), scorer)
+        if not judgement.passed:
+            log.warning("reference of %s fails the judge (%s): left out", task.id, judgement.reason)
+            continue
+        filled.append(
+            {
+                "task_id": task.id,
+                "category": task.category,
+                "thought": None,
+                "calls": calls,
+                "source": "reference",
+            }
+        )
+    return filled

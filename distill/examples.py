@@ -30,9 +30,12 @@ class Example:
 
 
 def examples_for(item: dict[str, Any], task: BfclTask) -> list[Example]:
-    """The thought and no-thought examples of one curated trajectory."""
+    """The thought and no-thought examples of one curated trajectory; the no-thought one alone for a
+    reference trajectory (``source`` ``reference``: it has no thought to train on)."""
     out = []
     for mode in EXECUTOR_MODES:
+        if mode == "thought" and item.get("source") == "reference":
+            continue
         thought = (item.get("thought") or "") if mode == "thought" else None
         out.append(Example(task.id, mode, messages_for(task, mode), target_text(item["calls"], thought)))
     return out

@@ -1,0 +1,88 @@
+"""Reference trajectories: the training task's own reference call where the teacher missed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from distill.curate import curate
+from distill.examples import examples_for
+from distill.references import reference_calls
+from evals.bfcl_data import BfclTask, load_category
+from evals.bfcl_score import Scorer
+from tests.support.bfcl import FIXTURE_DATA, bfcl_root  # noqa: F401 - a fixture
+
+AREA = load_category(FIXTURE_DATA, "simple_python")[0]  # geometry.triangle_area(base=10, height=5)
+PARALLEL = load_category(FIXTURE_DATA, "parallel")[0]  # get_weather for Rome and Madrid
+IRRELEVANT = load_category(FIXTURE_DATA, "irrelevance")[0]
+AREA_CALL = {"geometry.triangle_area": {"base": 10, "height": 5}}
+
+
+def test_a_reference_takes_first_values_and_leaves_optional_arguments_out() -> None:
+    assert reference_calls(AREA) == [AREA_CALL]  # unit: ["units", ""] is optional
+    assert reference_calls(PARALLEL) == [
+        {"get_weather": {"city": "Rome"}},
+        {"get_weather": {"city": "Madrid"}},
+    ]
+    assert reference_calls(IRRELEVANT) == []
+
+
+def test_a_required_argument_keeps_a_value_and_nested_ones_are_chosen_alike() -> None:
+    function = {
+        "name": "league.top",
+        "parameters": {"type": "dict", "properties": {}, "required": ["league", "filters"]},
+    }
+    answer = [
+        {"league.top": {"league": ["", "EPL"], "filters": [{"season": [2020, 2021], "note": ["", "x"]}]}}
+    ]
+    task = BfclTask("simple_python_x", "simple_python", [], [function], answer)
+    assert reference_calls(task) == [{"league.top": {"league": "EPL", "filters": {"season": 2020}}}]
+
+
+def test_a_relevance_task_has_no_reference() -> None:
+    assert reference_calls(BfclTask("live_relevance_1", "live_relevance", [], [], None)) is None
+
+
+def test_curation_fills_the_tasks_the_teacher_missed_with_their_references(
+    tmp_path: Path,
+    bfcl_root: Path,  # noqa: F811
+) -> None:
+    right = json.dumps(
+        {
+            "thought": "t",
+            "tool_calls": [{"name": "geometry.triangle_area", "arguments": {"base": 10, "height": 5}}],
+        }
+    )
+    wrong = json.dumps(
+        {"thought": "t", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}]}
+    )
+    path = tmp_path / "trajectories.jsonl"
+    rows = [(AREA.id, right), (PARALLEL.id, wrong), (IRRELEVANT.id, wrong)]
+    path.write_text("".join(json.dumps({"task_id": t, "reply": r, "sample": 0}) + "\n" for t, r in rows))
+    tasks = {t.id: t for t in (AREA, PARALLEL, IRRELEVANT)}
+    out = tmp_path / "curated.jsonl"
+
+    assert "reference_trajectories" not in curate(path, tasks, Scorer(bfcl_root), out)
+    assert [json.loads(line)["task_id"] for line in out.read_text().splitlines()] == [AREA.id]
+
+    counts = curate(path, tasks, Scorer(bfcl_root), out, references=True)
+    kept = {row["task_id"]: row for row in map(json.loads, out.read_text().splitlines())}
+    assert counts["kept"] == 1 and counts["reference_trajectories"] == 2
+    assert kept[AREA.id]["source"] == "teacher"
+    assert kept[PARALLEL.id] == {
+        "task_id": PARALLEL.id,
+        "category": "parallel",
+        "thought": None,
+        "calls": [{"get_weather": {"city": "Rome"}}, {"get_weather": {"city": "Madrid"}}],
+        "source": "reference",
+    }
+    assert kept[IRRELEVANT.id]["calls"] == []
+
+
+def test_a_reference_trajectory_trains_the_no_thought_mode_only() -> None:
+    item = {"thought": None, "calls": [AREA_CALL], "source": "reference"}
+    (example,) = examples_for(item, AREA)
+    assert example.mode == "nothought"
+    assert json.loads(example.target) == {
+        "tool_calls": [{"name": "geometry.triangle_area", "arguments": AREA_CALL["geometry.triangle_area"]}]
+    }
