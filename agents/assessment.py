@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from agents.facets import comparison_facets
 from core.run import Run
+from core.settings import Settings
 from core.state import Assessment, Complexity, Route, SearchState, Strategy
 from core.text import format_history
 from models.structured import structured_call
@@ -86,6 +87,18 @@ class Probe(BaseModel):
     tool: str
     similarity: float
     title: str = ""
+
+
+def probe_covers(similarity: float | None, settings: Settings) -> bool:
+    """Whether the document probe's best passage (``similarity``; None: nothing probed) is close
+    enough that the documents cover the question (``document_probe_similarity``)."""
+    return similarity is not None and similarity >= settings.document_probe_similarity
+
+
+def probe_on_topic(similarity: float | None, settings: Settings) -> bool:
+    """Whether the document probe's best passage is on the question's topic, if not close
+    (``document_probe_floor``)."""
+    return similarity is not None and similarity >= settings.document_probe_floor
 
 
 class Reading(AssessmentReply):

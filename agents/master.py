@@ -30,7 +30,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from agents.answer_form import is_open_question
-from agents.assessment import Probe, Reading, llm_reading, route_for
+from agents.assessment import Probe, Reading, llm_reading, probe_covers, probe_on_topic, route_for
 from agents.recall import recall
 from agents.route_classifier import shared_classifier
 from agents.router import CheapRoute, Classifier, cheap_route, needs_tools
@@ -97,7 +97,7 @@ async def ground_in_documents(
     if probe is None:
         return assessment
     assessment.probe = probe
-    if probe.similarity >= threshold and route_for(assessment) == "writer_only":
+    if probe_covers(probe.similarity, run.settings) and route_for(assessment) == "writer_only":
         assessment.complexity = "moderate"
         assessment.needs_external_info = True
         assessment.escalated = "documents"
@@ -134,7 +134,7 @@ def cheap_reading(decision: CheapRoute, query: str, probe: Probe | None) -> Read
 
 def on_documents_topic(probe: Probe | None, settings: Settings) -> bool:
     """Whether the probe's best passage is at least ``document_probe_floor`` similar to the query."""
-    return probe is not None and probe.similarity >= settings.document_probe_floor
+    return probe_on_topic(probe.similarity if probe else None, settings)
 
 
 def searches_enough(probe: Probe | None, query: str, settings: Settings) -> bool:
@@ -151,7 +151,7 @@ def err_towards_evidence(reading: Reading, probe: Probe | None, settings: Settin
     questions (advice, plans) below the cover threshold keep the Master's choice."""
     if route_for(reading) != "writer_only" or probe is None:
         return reading
-    covered = probe.similarity >= settings.document_probe_similarity
+    covered = probe_covers(probe.similarity, settings)
     on_topic = on_documents_topic(probe, settings) and not is_open_question(reading.resolved_query)
     if covered or on_topic:
         reading.complexity, reading.needs_external_info, reading.escalated = "moderate", True, "documents"
@@ -200,7 +200,7 @@ async def _read_query(
         reading.search_only = searches_enough(reading.probe, reading.resolved_query, run.settings)
         return err_towards_evidence(reading, reading.probe, run.settings)
     probe = await probe_documents(run, query) if threshold < 1 else None
-    covered = probe is not None and probe.similarity >= threshold
+    covered = probe_covers(probe.similarity if probe else None, run.settings)
     decision = await asyncio.to_thread(
         cheap_route,
         query,

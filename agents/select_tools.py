@@ -12,6 +12,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from agents.assessment import probe_covers
 from agents.planner import single_task_plan
 from agents.router import needs_tools
 from agents.strategies import STRATEGY_NODES
@@ -53,7 +54,7 @@ async def select_tools(
     candidates = selection.candidates
     specs = run.tools.specs
     probe = assessment.get("probe")
-    on_topic = probe is not None and probe.get("similarity", 0.0) >= run.settings.document_probe_similarity
+    on_topic = probe_covers(probe.get("similarity") if probe else None, run.settings)
     # the Master's floor (not memory), or its reading that searching the documents is enough
     sent_to_documents = assessment.get("escalated") == "documents" or bool(assessment.get("search_only"))
     # a calculation or a live fact binds its own tool, however near the documents' topic it is

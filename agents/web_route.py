@@ -16,6 +16,7 @@ never with a guess from the models' memory.
 from __future__ import annotations
 
 from agents.answer_form import is_open_question
+from agents.assessment import probe_covers, probe_on_topic
 from core.settings import Settings
 from tools.hub import ToolHub
 from tools.question_forms import ARITHMETIC, CLOCK_QUESTION, RECENT
@@ -50,9 +51,9 @@ def wants_web(query: str, similarity: float | None, settings: Settings, web: boo
     (None: nothing was probed) and whether web search is configured (``web``)."""
     if not web or for_another_tool(query):
         return False
-    covered = similarity is not None and similarity >= settings.document_probe_similarity
-    on_topic = similarity is not None and similarity >= settings.document_probe_floor
-    return (asks_about_now(query) and not covered) or (not on_topic and not is_open_question(query))
+    return (asks_about_now(query) and not probe_covers(similarity, settings)) or (
+        not probe_on_topic(similarity, settings) and not is_open_question(query)
+    )
 
 
 def lacks_the_web(hub: ToolHub, query: str, similarity: float | None, settings: Settings) -> bool:
@@ -61,6 +62,6 @@ def lacks_the_web(hub: ToolHub, query: str, similarity: float | None, settings: 
     is there that might."""
     if web_configured(hub) or not asks_about_now(query):
         return False
-    if similarity is not None and similarity >= settings.document_probe_similarity:
+    if probe_covers(similarity, settings):
         return False
     return set(hub.servers) <= {*BUNDLED_SERVERS, *EAGER_SERVERS}
