@@ -42,8 +42,9 @@ def support(claim: str, source: str) -> float:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` (split after ``.!?`` and their CJK forms)."""
-    return SENTENCE_END.split(text.strip())
+    """The sentences of ``text`` (split after ``.!?`` and their CJK forms, not after an
+    abbreviation or initials: :func:`sentence_pieces`)."""
+    return [sentence for sentence, _ in sentence_pieces(text.strip())]
 
 
 def sentence_pieces(text: str) -> list[tuple[str, str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.focus import focus_passages, passage_sentences
+from core.text import sentences
 
 LONG = (
     "Mountrail County is a county in the U.S. state of North Dakota. "
@@ -36,6 +37,14 @@ def test_a_sentence_is_not_cut_after_initials_or_an_abbreviation() -> None:
         "He is known for Doogie Howser, M.D. (1989 -- 1993), Barney Stinson on How I Met Your Mother and Count Olaf.",
         "He was born in Albuquerque, N.M. in 1973.",
         "St. Louis is not his home.",
+    ]
+
+
+def test_claims_are_counted_by_the_same_splitter() -> None:
+    answer = "Michael J. Fox played Marty McFly [1]. He was born in Edmonton, Alta. in 1961 [2]."
+    assert sentences(answer) == [
+        "Michael J. Fox played Marty McFly [1].",
+        "He was born in Edmonton, Alta. in 1961 [2].",
     ]
 
 
