@@ -6,7 +6,8 @@ is?" into "1. Which county is Van Hook Township in?" and "2. What is the seat of
 searches its question with the earlier answers written in (``#1`` → "Mountrail County"),
 reads the passages it found and answers in a few words (``agents/hop_read.py``); the last hop's
 answer is the answer, and every hop is a cited reason (``agents/chain_answer.py``). A split that
-drops a name the question gives is not followed (:func:`lost_names`), and a later hop's answer
+drops a name the question gives is not followed (:func:`lost_names`), nor one that copies a worked
+example's step (:func:`copied_steps`), and a later hop's answer
 must come from a passage about the earlier answer it asks about (``off_subject``). A hop whose
 passages do not say stops the chain, unless it is the first hop of the model's split: the chain
 then starts again from the phrase the model marks in the question (:func:`split_again`). A
@@ -116,6 +117,23 @@ def lost_names(question: str, steps: list[str]) -> set[str]:
     ("What town was named after an animal?" for "… the town of Antelope, Kansas …")."""
     named = set().union(*(terms(match.group(0)) for match in NAME.finditer(question.strip())))
     return named - terms(" ".join(steps))
+
+
+def example_steps() -> frozenset[str]:
+    """The steps of the split's worked examples (``prompts/hop_decompose_examples.md``), lowercased."""
+    return frozenset(
+        match.group(2).strip().lower()
+        for line in render("hop_decompose_examples").splitlines()
+        if (match := STEP.match(line))
+    )
+
+
+def copied_steps(question: str, steps: list[str]) -> list[str]:
+    """The steps of a split that a worked example holds word for word and whose words ``question``
+    does not all have: the 1.5B copied the example instead of splitting ("Which governor signed
+    the Clean Air Act of 1970?" for a question about Governor Vaudreuil)."""
+    examples, asked = example_steps(), terms(question)
+    return [s for s in steps if s.lower() in examples and not terms(REFERENCE.sub(" ", s)) <= asked]
 
 
 def inner_phrase(steps: list[str], question: str) -> str | None:
@@ -257,11 +275,14 @@ async def split_question(
     steps = await decompose(run, query)
     chained = is_chain(steps, query, run.settings.budgets.max_chain_hops)
     dropped = lost_names(query, steps) if chained else set()
-    if chained and not dropped:
+    copied = copied_steps(query, steps) if chained else []
+    if chained and not dropped and not copied:
         log.info("split into %d hops: %s", len(steps), steps)
         return Command(goto="hop", update={"hops": start_chain(steps)})
     if dropped:
         log.info("the split %s drops %s from the question: not followed", steps, sorted(dropped))
+    if copied:
+        log.info("the split copies the worked example's %s: not followed", copied)
     phrase = inner_phrase(steps, query)
     if phrase is not None:
         hops = start_chain([name_step(phrase), rest_step(query, phrase, 1)], remark_last=True)

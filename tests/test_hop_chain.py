@@ -13,6 +13,7 @@ import pytest
 
 from agents.chain_answer import broken_chain_sources, clean_hop_answer, grounded, on_the_way
 from agents.hop_chain import (
+    copied_steps,
     hop_subject,
     inner_phrase,
     is_chain,
@@ -456,6 +457,34 @@ def test_a_split_that_drops_a_name_of_the_question_is_not_followed() -> None:
         "pc",
         "1994",
     }
+
+
+COPIED = "1. Which governor signed the Clean Air Act of 1970?\n2. What party did #1 belong to?"
+
+
+def test_a_step_copied_from_a_worked_example_is_found() -> None:
+    question = "What requests did Governor Vaudreuil make to the people who formerly ruled Lebanon?"
+    assert copied_steps(question, parse_steps(COPIED)) == [
+        "Which governor signed the Clean Air Act of 1970?",
+        "What party did #1 belong to?",
+    ]
+    own = ["Which company makes the iPhone?", "Who founded #1?"]
+    assert copied_steps("Who founded the company that makes the iPhone?", own) == [], (
+        "an example's own question split as the example shows copies nothing"
+    )
+
+
+@pytest.mark.slow
+async def test_a_split_that_copies_a_worked_example_is_not_followed(team: Team, hotpot_hub: ToolHub) -> None:
+    team["master"].on(DECOMPOSE, f"{COPIED}\n3. {THREE_HOPS}")
+    team["master"].on(MARK, marker(MARKED))
+    team["writer"].on(HOP_READ, hop_reader(MARKED_ANSWERS))
+
+    state, _, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert "Which governor signed the Clean Air Act of 1970?" not in searched(state)
+    assert searched(state)[0] == "Who or what is the engineer who built the Harrow Point Lighthouse?"
+    assert state["answer"]["short"] == "Stirlingshire"
 
 
 @pytest.mark.slow
