@@ -3,8 +3,8 @@
 Self-consistency (``distill curate``) keeps a teacher trajectory only where a sample passed both
 judges; on the rest, mostly the ones the student most needs (declines the teacher never makes, calls
 in parallel), the training split's reference answer is the target instead: BFCL's possible answers
-(each argument's first acceptable value; an argument that may be left out and is not required is
-left out) or the bundled tasks' reference
+(each argument's first acceptable value, filled in even where BFCL would accept it left out: a
+student taught to leave optional arguments out leaves out the ones a task asks for) or the bundled tasks' reference
 calls, and no call for an irrelevance task. A reference trajectory has no thought, so it gives the
 ``nothought`` example only (:func:`distill.examples.examples_for`), and it passes the same
 correctness judge as a teacher reply before it is kept. Only training tasks have one: the dev and
@@ -20,32 +20,23 @@ from evals.bfcl_data import BfclTask, wants_call
 Call = dict[str, dict[str, Any]]
 OMITTED = ""
 """BFCL's mark, among an argument's acceptable values, for 'may be left out'."""
+NOTHING = object()  # no value to give: the argument is left out
 
 
 def _choose(options: Any) -> Any:
-    """The value a reference call gives one argument: the first acceptable one (a dict's own
-    arguments chosen alike)."""
-    value = options[0] if isinstance(options, list) and options else options
+    """The value a reference call gives one argument: the first acceptable one that is a value
+    (BFCL accepts any listed value, but an omission only where it lists one), a dict's own
+    arguments chosen alike; :data:`NOTHING` when the omission mark is all there is."""
+    listed = options if isinstance(options, list) else [options]
+    value = next((option for option in listed if option != OMITTED), NOTHING)
     if isinstance(value, dict):
-        return {key: _choose(inner) for key, inner in value.items() if not _optional(inner)}
+        return _filled(value)
     return value
 
 
-def _optional(options: Any, required: frozenset[str] = frozenset(), name: str = "") -> bool:
-    return isinstance(options, list) and OMITTED in options and name not in required
-
-
-def _choose_required(options: Any) -> Any:
-    """A required argument's value: the first acceptable one that is not the omission mark."""
-    present = [o for o in options if o != OMITTED] if isinstance(options, list) else options
-    return _choose(present)
-
-
-def _required(task: BfclTask, name: str) -> frozenset[str]:
-    for function in task.functions:
-        if function.get("name") == name:
-            return frozenset(function.get("parameters", {}).get("required", []))
-    return frozenset()
+def _filled(arguments: dict[str, Any]) -> dict[str, Any]:
+    chosen = {name: _choose(options) for name, options in arguments.items()}
+    return {name: value for name, value in chosen.items() if value is not NOTHING}
 
 
 def reference_calls(task: BfclTask) -> list[Call] | None:
@@ -55,14 +46,4 @@ def reference_calls(task: BfclTask) -> list[Call] | None:
         return None if wants_call(task.category) else []
     if not task.answer:
         return None
-    calls: list[Call] = []
-    for call in task.answer:
-        for name, arguments in call.items():
-            required = _required(task, name)
-            chosen = {
-                arg: _choose_required(options) if arg in required else _choose(options)
-                for arg, options in arguments.items()
-                if not _optional(options, required, arg)
-            }
-            calls.append({name: chosen})
-    return calls
+    return [{name: _filled(arguments)} for call in task.answer for name, arguments in call.items()]

@@ -18,24 +18,28 @@ IRRELEVANT = load_category(FIXTURE_DATA, "irrelevance")[0]
 AREA_CALL = {"geometry.triangle_area": {"base": 10, "height": 5}}
 
 
-def test_a_reference_takes_first_values_and_leaves_optional_arguments_out() -> None:
-    assert reference_calls(AREA) == [AREA_CALL]  # unit: ["units", ""] is optional
+def test_a_reference_fills_every_argument_with_its_first_listed_value() -> None:
+    assert reference_calls(AREA) == [
+        {"geometry.triangle_area": {"base": 10, "height": 5, "unit": "units"}}
+    ], "unit may be left out, but a student taught to leave it out leaves out the ones asked for"
     assert reference_calls(PARALLEL) == [
-        {"get_weather": {"city": "Rome"}},
-        {"get_weather": {"city": "Madrid"}},
+        {"get_weather": {"city": "Rome", "days": 1}},
+        {"get_weather": {"city": "Madrid", "days": 1}},
     ]
     assert reference_calls(IRRELEVANT) == []
 
 
-def test_a_required_argument_keeps_a_value_and_nested_ones_are_chosen_alike() -> None:
-    function = {
-        "name": "league.top",
-        "parameters": {"type": "dict", "properties": {}, "required": ["league", "filters"]},
-    }
+def test_only_an_argument_with_nothing_but_the_omission_mark_is_left_out() -> None:
     answer = [
-        {"league.top": {"league": ["", "EPL"], "filters": [{"season": [2020, 2021], "note": ["", "x"]}]}}
+        {
+            "league.top": {
+                "league": ["", "EPL"],
+                "filters": [{"season": [2020, 2021], "note": [""]}],
+                "x": [""],
+            }
+        }
     ]
-    task = BfclTask("simple_python_x", "simple_python", [], [function], answer)
+    task = BfclTask("simple_python_x", "simple_python", [], [], answer)
     assert reference_calls(task) == [{"league.top": {"league": "EPL", "filters": {"season": 2020}}}]
 
 
@@ -73,7 +77,10 @@ def test_curation_fills_the_tasks_the_teacher_missed_with_their_references(
         "task_id": PARALLEL.id,
         "category": "parallel",
         "thought": None,
-        "calls": [{"get_weather": {"city": "Rome"}}, {"get_weather": {"city": "Madrid"}}],
+        "calls": [
+            {"get_weather": {"city": "Rome", "days": 1}},
+            {"get_weather": {"city": "Madrid", "days": 1}},
+        ],
         "source": "reference",
     }
     assert kept[IRRELEVANT.id]["calls"] == []
