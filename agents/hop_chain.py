@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from functools import cache
 from itertools import chain, count
 from typing import Any, Literal
 
@@ -119,6 +120,7 @@ def lost_names(question: str, steps: list[str]) -> set[str]:
     return named - terms(" ".join(steps))
 
 
+@cache
 def example_steps() -> frozenset[str]:
     """The steps of the split's worked examples (``prompts/hop_decompose_examples.md``), lowercased."""
     return frozenset(

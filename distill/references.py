@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from evals.bfcl_calls import Call
 from evals.bfcl_data import BfclTask, wants_call
 
-Call = dict[str, dict[str, Any]]
 OMITTED = ""
 """BFCL's mark, among an argument's acceptable values, for 'may be left out'."""
 NOTHING = object()  # no value to give: the argument is left out
