@@ -85,7 +85,12 @@ def cmd_curate(args: argparse.Namespace) -> int:
     root = ensure_bfcl()
     work = distill_dir()
     trajectories = work / TRAJECTORIES  # a missing file: no tasks here, and curate says so
-    tasks = _tasks_of(root, load_records(trajectories), trajectories)
+    if args.references:
+        # Every training task can be a target: synthesis is optional, its trajectories preferred.
+        _, mix = _train_tasks(None, None)
+        tasks = {t.id: t for t in mix}
+    else:
+        tasks = _tasks_of(root, load_records(trajectories), trajectories)
     counts = curate(
         trajectories, tasks, Scorer(root), work / CURATED, args.per_task, references=args.references
     )
@@ -188,7 +193,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cur.add_argument(
         "--references",
         action="store_true",
-        help="a training task without a kept trajectory gets its reference call as target (no thought)",
+        help="every training task without a kept trajectory gets its reference call as target (no"
+        " thought); needs no synthesis",
     )
     cur.set_defaults(func=guard_bfcl(cmd_curate))
 

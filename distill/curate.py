@@ -39,11 +39,13 @@ def curate(
     reference trajectory for every task in ``tasks`` left without one); return the stage counts.
 
     Raises:
-        FileNotFoundError: When ``trajectories`` does not exist (synthesize first).
+        FileNotFoundError: When ``trajectories`` does not exist and ``references`` is off
+            (synthesize first).
     """
-    if not trajectories.is_file():
+    if not trajectories.is_file() and not references:
         raise FileNotFoundError(f"no trajectories at {trajectories}: run `aisearch distill synthesize` first")
-    records = [r for r in load_records(trajectories) if r.get("task_id") in tasks]
+    found = load_records(trajectories) if trajectories.is_file() else []
+    records = [r for r in found if r.get("task_id") in tasks]
     lost: Counter[str] = Counter()
     passing: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
     for record in records:

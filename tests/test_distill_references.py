@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from distill.curate import curate
 from distill.examples import examples_for
 from distill.references import reference_calls
@@ -93,3 +95,21 @@ def test_a_reference_trajectory_trains_the_no_thought_mode_only() -> None:
     assert json.loads(example.target) == {
         "tool_calls": [{"name": "geometry.triangle_area", "arguments": AREA_CALL["geometry.triangle_area"]}]
     }
+
+
+def test_references_need_no_synthesis(
+    bfcl_root: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    tasks = {t.id: t for t in (AREA, PARALLEL, IRRELEVANT)}
+    out = tmp_path / "curated.jsonl"
+    missing = tmp_path / "trajectories.jsonl"
+
+    with pytest.raises(FileNotFoundError, match="synthesize"):
+        curate(missing, tasks, Scorer(bfcl_root), out)
+
+    counts = curate(missing, tasks, Scorer(bfcl_root), out, references=True)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert counts["kept"] == 0 and counts["reference_trajectories"] == 3
+    assert {row["task_id"] for row in rows} == set(tasks)
+    assert {row["source"] for row in rows} == {"reference"}
