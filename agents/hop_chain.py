@@ -9,12 +9,11 @@ answer is the answer, and every hop is a cited reason (``agents/chain_answer.py`
 drops a name the question gives is not followed (:func:`lost_names`), nor one that copies a worked
 example's step (:func:`copied_steps`), and a later hop's answer
 must come from a passage about the earlier answer it asks about (``off_subject``). A hop whose
-passages do not say stops the chain unless it can be asked another way: the first hop of the
-model's split starts again from the phrase the model marks in the question (:func:`split_again`),
-and a hop whose question holds a describing phrase inside the one it asks about asks that phrase
-first (:func:`split_nested`). A stopped chain's question is searched whole too (a broken chain
-never leaves the Writer with less than a single search of the question would give it), and the
-Writer reads everything found, with the findings.
+passages do not say stops the chain, unless it is the first hop of the model's split: the chain
+then starts again from the phrase the model marks in the question (:func:`split_again`). A
+stopped chain's question is searched whole too (a broken chain never leaves the Writer with less
+than a single search of the question would give it), and the Writer reads everything found, with
+the findings.
 
 A question the model keeps whole (one step) takes the serial strategy's other path (the
 documents the first passages name, ``agents/strategies.py``): title links stay one signal for
@@ -241,34 +240,6 @@ async def refine_hop(run: Run, hops: list[HopRecord], index: int, query: str) ->
     return [*hops[:index], *inner, *hops[index + 1 :]]
 
 
-def shift_references(step: str, first: int) -> str:
-    """``step`` with every reference ``#n`` from ``#first`` on moved one hop later (a hop was
-    inserted before them)."""
-    return REFERENCE.sub(lambda m: f"#{int(m.group(1)) + (int(m.group(1)) >= first)}", step)
-
-
-async def split_nested(run: Run, hops: list[HopRecord], index: int, query: str) -> list[HopRecord] | None:
-    """``hops`` with the unanswered hop at ``index`` asked in two when its question holds a
-    describing phrase of its own ("Who or what is the country that the producer of X is from?":
-    the producer first, then the country), within ``budgets.max_chain_hops``; None when it names
-    everything, was marked already before its search, or the chain is at its budget. The 1.5B
-    often brackets an outer phrase where a three-hop question has one inside another."""
-    if hops[index].get("remark") or len(hops) >= run.settings.budgets.max_chain_hops:
-        return None
-    phrase = await mark(run, query)
-    if phrase is None:
-        return None
-    outer = rest_step(query, phrase, index + 1)
-    if outer == query or not describes(REFERENCE.sub(" ", outer)):
-        return None  # the phrase is all the hop asks about: asking it again finds nothing new
-    log.info("hop %d found nothing and describes %r inside: asked first", index + 1, phrase)
-    inner = start_chain([name_step(phrase), outer])
-    if hops[index].get("context"):
-        inner[0]["context"] = hops[index]["context"]
-    later = [record | {"step": shift_references(record["step"], index + 1)} for record in hops[index + 1 :]]
-    return [*hops[:index], *inner, *later]
-
-
 def free_id(name: str, tasks: list[Task]) -> str:
     """``name``, or ``name`` numbered when a task has it already (a first hop searched again by a
     new chain)."""
@@ -374,9 +345,8 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
         "status": status,
     }
     log.info("hop %d/%d %r -> %r", index + 1, len(hops), query, answer)
-    if status == "unanswered":
-        reopened = await split_again(run, state, hops) if index == 0 else None
-        reopened = reopened or await split_nested(run, hops, index, query)
+    if status == "unanswered" and index == 0:
+        reopened = await split_again(run, state, hops)
         if reopened is not None:
             return Command(goto="hop", update=update | {"hops": reopened, "waves": state.get("waves", 0) + 1})
     done = status == "unanswered" or index == len(hops) - 1

@@ -21,7 +21,6 @@ from agents.hop_chain import (
     named_already,
     parse_steps,
     resolve,
-    shift_references,
 )
 from agents.hop_mark import describes, describing_phrase, rest_step
 from agents.hop_read import off_subject, read_hop, restates
@@ -405,51 +404,6 @@ async def test_a_split_whose_first_hop_finds_nothing_starts_again_from_the_marke
         "In which county is the village of Dunmore?",
     ], "the split's first hop found nothing: the marked chain from the start"
     assert state["answer"]["short"] == "Stirlingshire"
-
-
-OUTER_MARKED = {
-    THREE_HOPS: "In which county is [the birthplace of the engineer who built the Harrow Point Lighthouse]?",
-    "Who or what is the birthplace of the engineer who built the Harrow Point Lighthouse?": (
-        "Who or what is the birthplace of [the engineer who built the Harrow Point Lighthouse]?"
-    ),
-}
-
-
-@pytest.mark.slow
-async def test_a_hop_that_finds_nothing_asks_the_phrase_inside_it_first(
-    team: Team, hotpot_hub: ToolHub
-) -> None:
-    team["master"].on(MARK, marker(OUTER_MARKED))
-    team["writer"].on(HOP_READ, hop_reader(MARKED_ANSWERS))  # nothing for the outer phrase
-
-    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
-
-    assert path[2:] == ["split_question", "hop", "hop", "hop", "hop", "writer"]
-    assert searched(state) == [
-        "Who or what is the birthplace of the engineer who built the Harrow Point Lighthouse?",
-        "Who or what is the engineer who built the Harrow Point Lighthouse?",
-        "Who or what is the birthplace of Miriam Calloway?",
-        "In which county is the village of Dunmore?",
-    ], "the inner phrase asked first, the later hop's reference moved to the new hop"
-    assert state["answer"]["short"] == "Stirlingshire"
-
-
-@pytest.mark.slow
-async def test_a_hop_that_finds_nothing_and_names_everything_ends_the_chain(
-    team: Team, hotpot_hub: ToolHub
-) -> None:
-    team["master"].on(MARK, marker({THREE_HOPS: OUTER_MARKED[THREE_HOPS]}))
-    team["writer"].on(HOP_READ, hop_reader(MARKED_ANSWERS)).on(WRITER, "Answer: Stirlingshire\nBecause: [1].")
-
-    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
-
-    assert path[2:] == ["split_question", "hop", "writer"], "nothing inside to ask: the chain broke"
-    assert state["hops"][0]["status"] == "unanswered"
-
-
-def test_an_inserted_hop_moves_the_later_references() -> None:
-    assert shift_references("In which county is #2, near #1?", 2) == "In which county is #3, near #1?"
-    assert shift_references("Where is #1?", 1) == "Where is #2?"
 
 
 def test_a_later_hop_is_about_the_earlier_answer_its_question_names() -> None:
