@@ -84,12 +84,12 @@ def cmd_curate(args: argparse.Namespace) -> int:
         raise ValueError("--per-task takes a positive number")
     root = ensure_bfcl()
     work = distill_dir()
-    trajectories = work / TRAJECTORIES  # a missing file: no tasks here, and curate says so
+    trajectories = work / TRAJECTORIES
     if args.references:
         # Every training task can be a target: synthesis is optional, its trajectories preferred.
         _, mix = _train_tasks(None, None)
         tasks = {t.id: t for t in mix}
-    else:
+    else:  # a missing file: no tasks here, and curate says so
         tasks = _tasks_of(root, load_records(trajectories), trajectories)
     counts = curate(
         trajectories, tasks, Scorer(root), work / CURATED, args.per_task, references=args.references

@@ -42,9 +42,12 @@ def curate(
         FileNotFoundError: When ``trajectories`` does not exist and ``references`` is off
             (synthesize first).
     """
-    if not trajectories.is_file() and not references:
+    if trajectories.is_file():
+        found = load_records(trajectories)
+    elif references:
+        found = []  # references alone: every task gets its own
+    else:
         raise FileNotFoundError(f"no trajectories at {trajectories}: run `aisearch distill synthesize` first")
-    found = load_records(trajectories) if trajectories.is_file() else []
     records = [r for r in found if r.get("task_id") in tasks]
     lost: Counter[str] = Counter()
     passing: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
