@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +29,7 @@ from agents.evidence import evidence_id, tool_evidence
 from agents.executor_backup import call_with_backups
 from agents.executor_rebind import Binding, rebind, rebinding_switch, task_reach
 from agents.executor_search import run_search_task
+from agents.facets import answer_choices
 from agents.task_result import finish_task
 from agents.tool_history import record_task
 from core.events import TaskStartEvent, emit
@@ -37,9 +39,11 @@ from core.state import Evidence, Status, TaskOutcome, TaskPayload, ToolSwitch
 from models.structured import StructuredOutputError, structured_call
 from prompts import render
 from tools.hub import ToolOutcome, ToolSpec, query_argument
+from tools.question_forms import HOW_MUCH
 from tools.schema import python_type
 
 log = logging.getLogger(__name__)
+BARE_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 class Judgement(BaseModel):
@@ -289,6 +293,37 @@ async def run_model_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutc
     return TaskOutcome(status, computed.result, None, evidence=[evidence])
 
 
+def calculator_for(run: Run, task: Task, payload: TaskPayload) -> str | None:
+    """The calculator a tool-free task computes with: a candidate tool that takes an arithmetic
+    ``expression``, when the question asks for one quantity (``HOW_MUCH``, not a choice between
+    named options) and every input the task is given is a bare number; else None.
+
+    The Planner sometimes leaves the final arithmetic without a tool ("Difference of the two
+    years", ``"tool": null``), and the 0.5B then answers 1867 − 1866 as "4" from its head; asked
+    for the calculator's expression instead, it writes the subtraction.
+    """
+    inputs = payload["parent_outputs"].values()
+    if (
+        task.tool
+        or payload["tool_calls_left"] < 1
+        or not inputs
+        or not all(BARE_NUMBER.fullmatch(value.strip()) for value in inputs)
+    ):
+        return None
+    query = payload["query"]
+    if not HOW_MUCH.search(query) or answer_choices(query):
+        return None
+    specs = run.tools.specs
+    return next(
+        (
+            name
+            for name in payload.get("candidates", [])
+            if name in specs and "expression" in specs[name].parameters.get("properties", {})
+        ),
+        None,
+    )
+
+
 async def execute_task(state: TaskPayload, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Run one task of the plan (one ``Send`` branch) and report its result and evidence."""
     return await run_task(await current_run(runtime), state)
@@ -301,6 +336,10 @@ async def run_task(run: Run, payload: TaskPayload) -> dict[str, Any]:
     is still streaming (``agents/plan_stream.py``).
     """
     task = Task.model_validate(payload["task"])
+    calculator = calculator_for(run, task, payload)
+    if calculator is not None:
+        log.info("task %s computes from numbers with no tool: bound to %s", task.id, calculator)
+        task = task.model_copy(update={"tool": calculator, "args": {}})
     started = time.time()
     emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=task.tool, at=started))
     if task.tool:

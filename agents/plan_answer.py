@@ -122,6 +122,6 @@ def _settling(state: SearchState) -> tuple[Plan, Task, TaskResult] | None:
         return None
     task = sinks[0]
     result = state.get("results", {}).get(task.id)
-    if result is None or result["status"] != "ok" or not task.tool or not task.deps:
+    if result is None or result["status"] != "ok" or not result["tool"] or not task.deps:
         return None
     return plan, task, result

@@ -27,7 +27,10 @@ of the 16 compositional tuning questions). Such a first plan is sent back to be 
 A lookup whose result a later task computes with (``abs({{t1}} - {{t2}})``) returns a number: the
 plan's own structure says so even when the Planner left ``returns`` out, and without it the
 search task ends in the executor's sentence ("Ernst Messerschmid was born on May 21, 1945. He
-is …"), which no calculator parses (:func:`numeric_operands`).
+is …"), which no calculator parses (:func:`numeric_operands`). One that declares a date returns
+its year: arithmetic cannot take "January 6, 1874", and the 1.5B writes "a date" for a birth date
+it then subtracts, against the prompt's rule (dates are subtracted with a date tool, which takes
+its arguments whole, not as operands of an expression).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ ARITHMETIC_NODES = (
     ast.Name, ast.Load,
 )  # fmt: skip
 MAX_EXPRESSION_CHARS = 1000  # a longer argument is read as text, not parsed
+DATE_VALUE = re.compile(r"\bdates?\b", re.IGNORECASE)  # "a date", "the date of birth": not a number
 
 log = logging.getLogger(__name__)
 
@@ -179,13 +183,19 @@ def arithmetic_operands(text: str) -> list[str]:
     return ids if all(isinstance(node, ARITHMETIC_NODES) for node in nodes) else []
 
 
+def operand_value(task: Task) -> str:
+    """What ``task`` returns as an operand of arithmetic: a number when it declares no value, the
+    year when it declares a date, else the value it declares ("a year", "meters": the Planner's)."""
+    if not task.declares_value():
+        return "a number"
+    return "a year" if DATE_VALUE.search(task.returns) else task.returns
+
+
 def numeric_operands(tasks: list[Task]) -> list[Task]:
-    """``tasks`` with each task whose result another computes with, and that declares no value of
-    its own (a value it does declare, "a year", is the Planner's to choose), returning a number."""
+    """``tasks`` with each task whose result another computes with returning a value arithmetic
+    takes (:func:`operand_value`)."""
     operands = {tid for task in tasks for text in _strings(task.args) for tid in arithmetic_operands(text)}
     return [
-        task.model_copy(update={"returns": "a number"})
-        if task.id in operands and not task.declares_value()
-        else task
+        task.model_copy(update={"returns": operand_value(task)}) if task.id in operands else task
         for task in tasks
     ]

@@ -133,7 +133,9 @@ def test_the_operands_of_an_arithmetic_expression_are_found_by_parsing() -> None
 
 def test_a_lookup_a_calculation_takes_returns_a_number() -> None:
     t1 = Task(id="t1", goal="Date of birth of Fred Niblo", tool="docs.search", args={"query": "Fred Niblo"})
-    t2 = Task(id="t2", goal="Birth year of Duffell", tool="docs.search", args={"query": "Duffell"}, returns="a year")
+    t2 = Task(
+        id="t2", goal="Birth year of Duffell", tool="docs.search", args={"query": "Duffell"}, returns="a year"
+    )
     t3 = Task(id="t3", goal="Peter Duffell's films", tool="docs.search", args={"query": "Duffell films"})
     t4 = calc("abs({{t2}} - {{t1}})", "t4").model_copy(update={"deps": ["t1", "t2"]})
     t5 = Task(id="t5", goal="Summarise", tool=None, args={"text": "{{t3}}"}, deps=["t3"])
@@ -141,3 +143,18 @@ def test_a_lookup_a_calculation_takes_returns_a_number() -> None:
     assert done == {"t1": "a number", "t2": "a year", "t3": "", "t4": "", "t5": ""}
     passages = t1.model_copy(update={"returns": "passages"})
     assert numeric_operands([passages, t4])[0].returns == "a number"
+
+
+def test_a_date_a_calculation_takes_is_read_as_its_year() -> None:
+    born = Task(id="t1", goal="Birth date of Fred Niblo", tool="docs.search", args={"query": "Fred Niblo"})
+    t1, t2 = (
+        born.model_copy(update={"id": tid, "returns": returns})
+        for tid, returns in (("t1", "a date"), ("t2", "Date"))
+    )
+    t3 = calc("abs({{t1}} - {{t2}})", "t3").model_copy(update={"deps": ["t1", "t2"]})
+    plan = numeric_operands([t1, t2, t3])
+    assert [task.returns for task in plan] == ["a year", "a year", ""]
+    whole = Task(
+        id="t4", goal="Days between", tool="clock.date_diff", args={"start": "{{t1}}", "end": "{{t2}}"}
+    )
+    assert numeric_operands([t1, t2, whole])[0].returns == "a date", "a date tool takes the date whole"

@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
+from agents.executor import calculator_for
+from core.plan import Task
 from tests.conftest import Team, make_settings, run
-from tests.support.fakes import EXEC_JUDGE, EXEC_SEARCH_JUDGE, HOP_READ, MASTER, PLANNER, WRITER, assessment
-from tools.hub import ToolHub
+from tests.support.fakes import (
+    EXEC_ARGS,
+    EXEC_COMPUTE,
+    EXEC_JUDGE,
+    EXEC_SEARCH_JUDGE,
+    HOP_READ,
+    MASTER,
+    PLANNER,
+    WRITER,
+    assessment,
+)
+from tools.hub import ToolHub, ToolSpec
 
 QUERY = "How many years after the Harrow Point lighthouse was built did the Kestrel Bridge open?"
 PLAN = {
@@ -161,3 +175,52 @@ async def test_a_plan_that_leaves_the_lookups_uncombined_is_sent_back_to_compute
     assert [t["id"] for t in entry["tasks"]] == ["t1", "t2", "t3"] and not entry["fallback"]
     assert "tasks t1, t2 each end the plan and no task combines their results" in entry["errors"][0]
     assert state["answer"]["short"] == "61"
+
+
+@pytest.mark.slow
+async def test_a_difference_planned_without_a_tool_is_computed_by_the_calculator(
+    docs_hub: ToolHub, fixture_index: Path
+) -> None:
+    # the small Planner leaves the arithmetic to the executor model, which gets it wrong in its head
+    toolless = {**PLAN, "tasks": [*PLAN["tasks"][:2], {**PLAN["tasks"][2], "tool": None, "args": {}}]}
+    team = scripted_team(toolless)
+    team["executor"].on(EXEC_ARGS, {"expression": "1932 - 1871"}).on(
+        EXEC_COMPUTE, {"result": "57", "complete": True}
+    )
+
+    state = await run_team(team, docs_hub)
+
+    t3 = state["results"]["t3"]
+    assert t3["tool"].startswith("python.calculate") and t3["output"].startswith("61")
+    assert not [c for c in team["executor"].calls if EXEC_COMPUTE in c.prompt], "not from the model's head"
+    assert state["answer"]["short"] == "61"
+
+
+def test_only_numbers_for_one_quantity_go_to_the_calculator() -> None:
+    calculate = ToolSpec(
+        "python.calculate", "python", "Evaluate arithmetic.", {"properties": {"expression": {}}}
+    )
+    search = ToolSpec("docsearch.search", "docsearch", "Search.", {"properties": {"query": {}}})
+    run: Any = SimpleNamespace(tools=SimpleNamespace(specs={spec.name: spec for spec in (calculate, search)}))
+    task = Task(id="t3", goal="Difference of the two years", deps=["t1", "t2"])
+
+    def payload(query: str, outputs: dict[str, str], calls_left: int = 4) -> Any:
+        candidates = ["docsearch.search", "python.calculate"]
+        return {
+            "parent_outputs": outputs,
+            "query": query,
+            "tool_calls_left": calls_left,
+            "candidates": candidates,
+        }
+
+    years = {"t1": "1932", "t2": "1871"}
+    assert calculator_for(run, task, payload(QUERY, years)) == "python.calculate"
+    assert calculator_for(run, task, payload(QUERY, {"t1": "1932", "t2": "in 1871"})) is None, (
+        "not a bare number"
+    )
+    assert (
+        calculator_for(run, task, payload("Which opened first, the bridge or the lighthouse?", years)) is None
+    )
+    assert calculator_for(run, task, payload(QUERY, years, calls_left=0)) is None, "no call left to make"
+    bound = task.model_copy(update={"tool": "docsearch.search"})
+    assert calculator_for(run, bound, payload(QUERY, years)) is None
