@@ -13,18 +13,19 @@ def task(tid: str, tool: str | None, deps: list[str] = ()) -> dict[str, Any]:  #
     return {"id": tid, "goal": f"goal {tid}", "tool": tool, "args": {}, "deps": list(deps), "returns": ""}
 
 
-def result(tid: str, output: str, status: str = "ok") -> dict[str, Any]:
-    return {"task_id": tid, "goal": f"goal {tid}", "status": status, "output": output, "tool": None}
+def result(tid: str, output: str, status: str = "ok", tool: str | None = None) -> dict[str, Any]:
+    return {"task_id": tid, "goal": f"goal {tid}", "status": status, "output": output, "tool": tool}
 
 
 def state(
     query: str, tasks: list[dict], outputs: dict[str, str], route: str = "planner", **extra: Any
 ) -> Any:
+    tools = {t["id"]: t["tool"] for t in tasks}  # the tool that ran each task: the plan's
     return {
         "query": query,
         "route": route,
         "plan": {"tasks": tasks, "version": 1},
-        "results": {tid: result(tid, out) for tid, out in outputs.items()},
+        "results": {tid: result(tid, out, tool=tools.get(tid)) for tid, out in outputs.items()},
         **extra,
     }
 
