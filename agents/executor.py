@@ -294,13 +294,15 @@ async def run_model_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutc
 
 
 def calculator_for(run: Run, task: Task, payload: TaskPayload) -> str | None:
-    """The calculator a tool-free task computes with: a candidate tool that takes an arithmetic
-    ``expression``, when the question asks for one quantity (``HOW_MUCH``, not a choice between
-    named options) and every input the task is given is a bare number; else None.
+    """The calculator a tool-free task computes with, when the question asks for one quantity
+    (``HOW_MUCH``, not a choice between named options) and every input the task is given is a bare
+    number: a candidate tool that takes an arithmetic ``expression``, else any tool of the run's
+    servers that does; None otherwise.
 
-    The Planner sometimes leaves the final arithmetic without a tool ("Difference of the two
-    years", ``"tool": null``), and the 0.5B then answers 1867 − 1866 as "4" from its head; asked
-    for the calculator's expression instead, it writes the subtraction.
+    The Planner leaves the final arithmetic tool-free ("Difference of the two years", ``"tool":
+    null``) when no calculator was retrieved for the question, and the 0.5B then answers 1867 −
+    1866 as "4" from its head; asked for the calculator's expression instead, it writes the
+    subtraction.
     """
     inputs = payload["parent_outputs"].values()
     if (
@@ -314,10 +316,11 @@ def calculator_for(run: Run, task: Task, payload: TaskPayload) -> str | None:
     if not HOW_MUCH.search(query) or answer_choices(query):
         return None
     specs = run.tools.specs
+    reach = [*payload.get("candidates", []), *specs]  # the run's candidates first, then any tool
     return next(
         (
             name
-            for name in payload.get("candidates", [])
+            for name in reach
             if name in specs and "expression" in specs[name].parameters.get("properties", {})
         ),
         None,

@@ -222,5 +222,7 @@ def test_only_numbers_for_one_quantity_go_to_the_calculator() -> None:
         calculator_for(run, task, payload("Which opened first, the bridge or the lighthouse?", years)) is None
     )
     assert calculator_for(run, task, payload(QUERY, years, calls_left=0)) is None, "no call left to make"
+    unretrieved = {**payload(QUERY, years), "candidates": ["docsearch.search"]}
+    assert calculator_for(run, task, unretrieved) == "python.calculate", "the run's calculator, not retrieved"
     bound = task.model_copy(update={"tool": "docsearch.search"})
     assert calculator_for(run, bound, payload(QUERY, years)) is None
