@@ -100,6 +100,19 @@ def _inputs_text(parent_outputs: dict[str, str]) -> str:
     )
 
 
+def numbers_by_id(args: dict[str, Any], parent_outputs: dict[str, str]) -> dict[str, Any]:
+    """``args`` with an earlier task's id written in a string (``"t2 - t1"``: the inputs are shown
+    by id) replaced by its output when that output is a bare number."""
+    numbers = {tid: out.strip() for tid, out in parent_outputs.items() if BARE_NUMBER.fullmatch(out.strip())}
+    if not numbers:
+        return args
+    pattern = re.compile(r"\b(" + "|".join(re.escape(tid) for tid in numbers) + r")\b")
+    return {
+        key: pattern.sub(lambda m: numbers[m.group(1)], value) if isinstance(value, str) else value
+        for key, value in args.items()
+    }
+
+
 def _written_out(args: dict[str, Any]) -> bool:
     """Whether the plan wrote ``args`` out in full (no ``{{tN}}`` left to fill)."""
     return bool(args) and not REF_PATTERN.search(json.dumps(args))
@@ -224,7 +237,7 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
             switches.append(rebinding_switch(task, spec, binding))
             spec, qualified = binding.spec, binding.spec.name
             reach = task_reach(hub, spec, payload.get("candidates", []))
-        args = binding.args
+        args = numbers_by_id(binding.args, payload["parent_outputs"])
         left = payload["tool_calls_left"] - len(calls)
         resilient = await call_with_backups(
             run, task, qualified, args, max_calls=max(left, 1), arg_models=args_model

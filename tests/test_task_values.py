@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agents.executor import calculator_for
+from agents.executor import calculator_for, numbers_by_id
 from core.plan import Task
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import (
@@ -184,7 +184,8 @@ async def test_a_difference_planned_without_a_tool_is_computed_by_the_calculator
     # the small Planner leaves the arithmetic to the executor model, which gets it wrong in its head
     toolless = {**PLAN, "tasks": [*PLAN["tasks"][:2], {**PLAN["tasks"][2], "tool": None, "args": {}}]}
     team = scripted_team(toolless)
-    team["executor"].on(EXEC_ARGS, {"expression": "1932 - 1871"}).on(
+    # the 0.5B names the inputs by the ids it is shown them under
+    team["executor"].on(EXEC_ARGS, {"expression": "t1 - t2"}).on(
         EXEC_COMPUTE, {"result": "57", "complete": True}
     )
 
@@ -192,6 +193,7 @@ async def test_a_difference_planned_without_a_tool_is_computed_by_the_calculator
 
     t3 = state["results"]["t3"]
     assert t3["tool"].startswith("python.calculate") and t3["output"].startswith("61")
+    assert [call["args"] for call in t3["tool_calls"]] == [{"expression": "1932 - 1871"}]
     assert not [c for c in team["executor"].calls if EXEC_COMPUTE in c.prompt], "not from the model's head"
     assert state["answer"]["short"] == "61"
 
@@ -226,3 +228,9 @@ def test_only_numbers_for_one_quantity_go_to_the_calculator() -> None:
     assert calculator_for(run, task, unretrieved) == "python.calculate", "the run's calculator, not retrieved"
     bound = task.model_copy(update={"tool": "docsearch.search"})
     assert calculator_for(run, bound, payload(QUERY, years)) is None
+
+
+def test_an_input_named_by_its_id_is_written_in_when_it_is_a_number() -> None:
+    outputs = {"t1": "1866", "t2": " 1867 ", "t3": "Rubén Darío"}
+    args = {"expression": "t2 - t1 + t3", "k": 5, "note": "t10 and at1"}
+    assert numbers_by_id(args, outputs) == {"expression": "1867 - 1866 + t3", "k": 5, "note": "t10 and at1"}
