@@ -81,6 +81,9 @@ def build_chat_model(role: Role, settings: ModelSettings) -> BaseChatModel:
         temperature=role_settings.temperature,
         max_completion_tokens=role_settings.max_tokens,  # ChatOpenAI's alias of its max_tokens field
         timeout=role_settings.timeout_s,
+        # a streamed reply's first chunk waits for the whole prompt to be read: the role's timeout
+        # governs it, not langchain-openai's own 120 s default (a long prompt on a slow CPU)
+        stream_chunk_timeout=role_settings.timeout_s,
         max_retries=1,
         streaming=role == "writer",
         **clients,

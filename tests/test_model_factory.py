@@ -1,4 +1,4 @@
-"""The role models send their output limit in the field OpenAI-compatible servers read."""
+"""The role models: the output limit in the field OpenAI-compatible servers read, and their timeouts."""
 
 from __future__ import annotations
 
@@ -22,3 +22,15 @@ async def test_the_output_limit_reaches_a_compatible_server_as_max_tokens() -> N
     role_default, bound = server.bodies
     assert role_default["max_tokens"] == 200, "llama.cpp reads max_tokens, not max_completion_tokens"
     assert bound["max_tokens"] == 7
+
+
+def test_a_streamed_reply_waits_for_its_first_chunk_as_long_as_the_role_timeout() -> None:
+    # langchain-openai's own default (120 s) would cut a Writer whose long prompt a slow CPU reads
+    settings = ModelSettings(
+        roles={
+            role: RoleSettings(model="fake", base_url="http://127.0.0.1:9/v1", timeout_s=300)
+            for role in ROLES
+        }
+    )
+    model = build_chat_model("writer", settings)
+    assert model.stream_chunk_timeout == 300
