@@ -33,7 +33,7 @@ from agents.facets import answer_choices
 from agents.task_result import finish_task
 from agents.tool_history import record_task
 from core.events import TaskStartEvent, emit
-from core.plan import REF_PATTERN, Task
+from core.plan import REF_PATTERN, Task, substitute
 from core.run import Run, RunContext, current_run
 from core.state import Evidence, Status, TaskOutcome, TaskPayload, ToolSwitch
 from models.structured import StructuredOutputError, structured_call
@@ -100,16 +100,24 @@ def _inputs_text(parent_outputs: dict[str, str]) -> str:
     )
 
 
+def bare_numbers(parent_outputs: dict[str, str]) -> dict[str, str]:
+    """The earlier tasks' outputs that are bare numbers ("1867"), by task id."""
+    stripped = {tid: out.strip() for tid, out in parent_outputs.items()}
+    return {tid: out for tid, out in stripped.items() if BARE_NUMBER.fullmatch(out)}
+
+
 def numbers_by_id(args: dict[str, Any], parent_outputs: dict[str, str]) -> dict[str, Any]:
-    """``args`` with an earlier task's id written in a string (``"t2 - t1"``: the inputs are shown
-    by id) replaced by its output when that output is a bare number."""
-    numbers = {tid: out.strip() for tid, out in parent_outputs.items() if BARE_NUMBER.fullmatch(out.strip())}
+    """``args`` with the earlier tasks' outputs filled in: a ``{{t2}}`` reference as the plan writes
+    it (:func:`core.plan.substitute`), then a bare ``t2`` (the executor model is shown its inputs by
+    id: ``"t2 - t1"``) when that output is a bare number."""
+    filled: dict[str, Any] = substitute(args, parent_outputs)
+    numbers = bare_numbers(parent_outputs)
     if not numbers:
-        return args
+        return filled
     pattern = re.compile(r"\b(" + "|".join(re.escape(tid) for tid in numbers) + r")\b")
     return {
         key: pattern.sub(lambda m: numbers[m.group(1)], value) if isinstance(value, str) else value
-        for key, value in args.items()
+        for key, value in filled.items()
     }
 
 
@@ -317,13 +325,8 @@ def calculator_for(run: Run, task: Task, payload: TaskPayload) -> str | None:
     1866 as "4" from its head; asked for the calculator's expression instead, it writes the
     subtraction.
     """
-    inputs = payload["parent_outputs"].values()
-    if (
-        task.tool
-        or payload["tool_calls_left"] < 1
-        or not inputs
-        or not all(BARE_NUMBER.fullmatch(value.strip()) for value in inputs)
-    ):
+    inputs = payload["parent_outputs"]
+    if task.tool or payload["tool_calls_left"] < 1 or not inputs or len(bare_numbers(inputs)) < len(inputs):
         return None
     query = payload["query"]
     if not HOW_MUCH.search(query) or answer_choices(query):

@@ -234,3 +234,7 @@ def test_an_input_named_by_its_id_is_written_in_when_it_is_a_number() -> None:
     outputs = {"t1": "1866", "t2": " 1867 ", "t3": "Rubén Darío"}
     args = {"expression": "t2 - t1 + t3", "k": 5, "note": "t10 and at1"}
     assert numbers_by_id(args, outputs) == {"expression": "1867 - 1866 + t3", "k": 5, "note": "t10 and at1"}
+    referenced = {"expression": "{{t2}} - {{ t1 }}"}
+    assert numbers_by_id(referenced, {"t1": "1866", "t2": "1867"}) == {"expression": "1867 - 1866"}, (
+        "a plan-style reference too"
+    )
