@@ -223,6 +223,7 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
     if bound is not None:
         args = dict(task.args)  # they fit another tool within reach: the call goes there below
     previous = ""
+    tried: set[str] = set()
     rounds = min(budgets.max_executor_rounds, max(payload["tool_calls_left"], 0))
     deadline = payload.get("deadline", float("inf"))
     for round_index in range(rounds):
@@ -246,6 +247,11 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
             spec, qualified = binding.spec, binding.spec.name
             reach = task_reach(hub, spec, payload.get("candidates", []))
         args = numbers_by_id(binding.args, payload["parent_outputs"])
+        attempt = json.dumps([qualified, args], sort_keys=True, default=str)
+        if attempt in tried:  # the same call again would end the same way: the task ends here
+            log.info("task %s: %s was already called with %s", task.id, qualified, json.dumps(args)[:200])
+            break
+        tried.add(attempt)
         left = payload["tool_calls_left"] - len(calls)
         resilient = await call_with_backups(
             run, task, qualified, args, max_calls=max(left, 1), arg_models=args_model

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -29,10 +28,11 @@ from langgraph.types import Command, Overwrite
 from agents.id_deps import needs_of, wire_id_dependencies
 from agents.plan_grounding import misfit_arguments, numeric_operands, uncombined_tasks, ungrounded_numbers
 from agents.plan_prompt import PlanSketch, plan_prompt, sketch_model
+from agents.plan_reuse import renamed, reuse_kept
 from agents.plan_stream import early_results, early_start
 from agents.tool_history import chain_hint
 from core.events import PlanEvent, emit
-from core.plan import REF_PATTERN, Plan, PlanError, Task, current_plan, validate_plan
+from core.plan import Plan, PlanError, Task, current_plan, validate_plan
 from core.run import RunContext, current_run
 from core.state import CandidateTool, PlanEntry, PlanMode, SearchState, TaskResult
 from models.structured import structured_call
@@ -121,27 +121,7 @@ def _renumber(tasks: list[Task], taken: set[str]) -> list[Task]:
         if task.id in taken:
             mapping[task.id] = _fresh_id(used)
             used.add(mapping[task.id])
-    if not mapping:
-        return tasks
-
-    def rename(text: str) -> str:
-        def swap(match: re.Match[str]) -> str:
-            field = f".{match.group(2)}" if match.group(2) else ""
-            return "{{" + mapping.get(match.group(1), match.group(1)) + field + "}}"
-
-        return REF_PATTERN.sub(swap, text)
-
-    return [
-        task.model_copy(
-            update={
-                "id": mapping.get(task.id, task.id),
-                "deps": [mapping.get(dep, dep) for dep in task.deps],
-                "args": json.loads(rename(json.dumps(task.args))),
-                "goal": rename(task.goal),
-            }
-        )
-        for task in tasks
-    ]
+    return renamed(tasks, mapping)
 
 
 def _fresh_id(taken: set[str]) -> str:
@@ -277,6 +257,16 @@ async def plan(
 
     def check(sketch: PlanSketch) -> list[Task]:
         tasks = _renumber(_normalise_tools(list(sketch.tasks), candidates), taken)
+        tasks, reused = reuse_kept(tasks, kept)  # a lookup written again is the one the run has
+        if reused:
+            log.info("plan (%s): new tasks that repeat kept ones: %s", mode, reused)
+        if reused and not tasks:
+            if mode == "augment":
+                return []  # nothing more to look for: what the run found stands
+            repeats = ", ".join(f"{new} repeats {old}" for new, old in reused.items())
+            raise PlanError(
+                [f"every task repeats one the plan already has ({repeats}); write only new tasks"]
+            )
         tasks = wire_id_dependencies(tasks, needs_of(candidates), kept)  # no invented ids
         tasks = numeric_operands(tasks)  # a value a calculation takes is read as a number
         validate_plan(
@@ -336,6 +326,12 @@ async def plan(
             await early.cancel()
         raise
     finished = await early.finish() if early is not None else {}
+    if mode == "augment" and not result.value:  # the incomplete results stand as they are
+        log.info("augment: every new task repeats a kept one; the incomplete results stand")
+        return Command(
+            goto="review",
+            update={"augmented": list(incomplete_ids), "replans": state.get("replans", 0) + 1},
+        )
     try:
         new_plan = whole(result.value)
     except PlanError as exc:  # even the fallback does not fit: answer with what exists, say why

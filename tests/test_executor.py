@@ -77,7 +77,9 @@ async def test_insufficient_after_the_last_round_is_incomplete(team: Team, hub: 
         PLANNER, {"tasks": [{"id": "t2", "goal": "Recall when Caesar was born", "tool": None}]}
     )
     team["executor"].on(EXEC_ARGS, {"person": "Nobody"})
-    team["master"].on(EXEC_JUDGE, {"sufficient": False, "result": "no record"})
+    team["master"].on(
+        EXEC_JUDGE, {"sufficient": False, "result": "no record", "retry_args": {"person": "No one"}}
+    )
     team["executor"].on("Solve this sub-task", {"result": "100 BC", "complete": True})
     team["writer"].on(WRITER, "Julius Caesar was born in 100 BC [2].")
     settings = make_settings(max_executor_rounds=2)
@@ -86,7 +88,7 @@ async def test_insufficient_after_the_last_round_is_incomplete(team: Team, hub: 
 
     first = state["results"]["t1"]
     assert first["status"] == "incomplete" and len(first["tool_calls"]) == 2
-    assert first["output"] == "No record found for Nobody.\nNo record found for Nobody.", (
+    assert first["output"] == "No record found for Nobody.\nNo record found for No one.", (
         "the tool's outputs, not the judge's reading of them"
     )
     # the executor route escalates to the planner, which augments the one-task plan

@@ -100,6 +100,80 @@ async def test_failed_task_is_replanned_locally_and_completed_tasks_are_kept(tea
 
 
 @pytest.mark.slow
+async def test_a_replan_that_writes_a_finished_lookup_again_reuses_its_result(team: Team) -> None:
+    # the small Planner writes the whole plan again, restarting at t1, with only Caesar's lookup changed
+    rewritten = {
+        "reasoning": "birth_year failed for Caesar; use the biography instead",
+        "tasks": [
+            FIRST_PLAN["tasks"][0],
+            {**REPLAN["tasks"][0], "id": "t2"},
+            {
+                **REPLAN["tasks"][1],
+                "id": "t3",
+                "args": {"expression": "{{t1}} - {{t2}}"},
+                "deps": ["t1", "t2"],
+            },
+        ],
+    }
+    team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
+    team["planner"].on("failed and must be replaced", rewritten).on(PLANNER, FIRST_PLAN)
+    team["executor"].on(EXEC_ARGS, {"person": "Julius Caesar"})
+    judge_all_sufficient(team)
+    team["writer"].on(WRITER, "Wu was older by 56 years [3].")
+
+    settings = make_settings(tool_backups=0)
+    async with ToolHub.open(server_connections(FACTS_FAIL_CAESAR="1")) as hub:
+        state, _, _ = await run(team.resources(hub, settings), QUERY)
+
+    tasks = {t["id"]: t for t in state["plan"]["tasks"]}
+    assert list(tasks) == ["t1", "t5", "t3"], "the rewritten lookup of Wu is the kept t1"
+    assert tasks["t3"]["args"] == {"expression": "{{t1}} - {{t5}}"}
+    assert not state["plan_log"][1]["errors"], "no repair round (the repeat named the failed tool)"
+    looked_up = [
+        call["args"]
+        for result in [*state["results"].values(), *state["discarded"]]
+        for call in result.get("tool_calls", [])
+        if call["args"] == {"person": "Emperor Wu of Han"}
+    ]
+    assert len(looked_up) == 1, "Wu's birth year is looked up once"
+    assert state["results"]["t3"]["status"] == "ok"
+
+
+@pytest.mark.slow
+async def test_an_augmentation_that_only_repeats_lets_the_incomplete_result_stand(
+    team: Team, hub: ToolHub
+) -> None:
+    recall = {"id": "t1", "goal": "Recall the birth year of Emperor Wu of Han", "tool": None}
+    team["master"].on(MASTER, assessment("complex", "serial", resolved=QUERY))
+    team["planner"].on("results are incomplete", {"reasoning": "recall it again", "tasks": [recall]}).on(
+        PLANNER,
+        {
+            "reasoning": "recall the year, then compare",
+            "tasks": [
+                recall,
+                {"id": "t2", "goal": "Compare with Julius Caesar", "tool": None, "deps": ["t1"]},
+            ],
+        },
+    )
+    team["executor"].on(
+        lambda p: EXEC_COMPUTE in p and "Recall" in p, {"result": "about 156 BC", "complete": False}
+    )
+    team["executor"].on(
+        lambda p: EXEC_COMPUTE in p and "Compare" in p,
+        {"result": "Wu (about 156 BC) was older", "complete": True},
+    )
+    team["writer"].on(WRITER, "Emperor Wu was older than Caesar [2].")
+
+    state, path, _ = await run(team.resources(hub), QUERY)
+
+    assert [entry["mode"] for entry in state["plan_log"]] == ["plan"], "no plan version that only repeats"
+    assert state["augmented"] == ["t1"] and state["replans"] == 1
+    assert len([c for c in team["executor"].calls if "Recall" in c.prompt]) == 1, "the recall ran once"
+    assert state["results"]["t2"]["status"] == "ok", "the waiting task ran on the incomplete result"
+    assert path[-1] == "writer"
+
+
+@pytest.mark.slow
 async def test_incomplete_result_makes_the_planner_augment_the_dag(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("complex", "serial", resolved=QUERY))
     team["planner"].on(

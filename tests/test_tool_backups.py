@@ -12,7 +12,7 @@ import pytest_asyncio
 from agents.executor import args_model
 from agents.executor_backup import failure_reason, name_mapped_args
 from tests.conftest import FIXED_NOW, Team, make_settings, run
-from tests.support.fakes import EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
+from tests.support.fakes import EXEC_ARGS, EXEC_JUDGE, MASTER, PLANNER, WRITER, assessment
 from tools.hub import ToolHub, ToolOutcome, ToolSpec
 from tools.registry import bundled_connections
 from tools.servers.faults_server import proxy_connection
@@ -87,6 +87,23 @@ async def test_without_backups_the_failure_reaches_the_master(failing_hub: ToolH
     result = state["results"]["t1"]
     assert result["status"] == "failed" and "switches" not in result
     assert [call["tool"] for call in result["tool_calls"]] == ["python.calculate"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_failed_call_written_again_ends_the_task_instead_of_repeating(failing_hub: ToolHub) -> None:
+    team = _team()
+    # asked for different arguments after the failure, the small executor writes the same ones
+    team["executor"].on(EXEC_ARGS, {"expression": "17 * 23 + 4"})
+    settings = make_settings(tool_backups=0, tool_retries=0, max_replans=0, max_executor_rounds=3)
+
+    state, _, _ = await run(team.resources(failing_hub, settings), QUERY)
+
+    result = state["results"]["t1"]
+    assert result["status"] == "failed" and "injected failure" in (result["error"] or "")
+    assert [call["args"] for call in result["tool_calls"]] == [{"expression": "17 * 23 + 4"}], (
+        "the same failing call is not made again"
+    )
+    assert len([c for c in team["executor"].calls if EXEC_ARGS in c.prompt]) == 1
 
 
 @pytest.mark.slow
