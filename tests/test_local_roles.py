@@ -35,10 +35,13 @@ TODAY = "Sunday, 2026-11-22 UTC"
 
 @pytest.fixture(scope="module")
 def settings(local_model_server: str) -> Settings:
-    """Settings whose roles all talk to the local server serving both bundled models."""
+    """Settings whose roles all talk to the local server serving both bundled models, with room
+    for a slow day: these tests check behaviour, not speed (the Writer's prompt took over the
+    default 180 s on a day the CPU read prompts 5× slower, beside the other test worker)."""
     base = load_settings(env={})
     for role in base.roles.values():
         role.base_url, role.json_schema = local_model_server, True
+        role.timeout_s = max(role.timeout_s, 600.0)
     return base
 
 
