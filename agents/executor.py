@@ -38,6 +38,7 @@ from core.run import Run, RunContext, current_run
 from core.state import Evidence, Status, TaskOutcome, TaskPayload, ToolSwitch
 from models.structured import StructuredOutputError, structured_call
 from prompts import render
+from tools.cache.tool_calls import canonical_args
 from tools.hub import ToolOutcome, ToolSpec, query_argument
 from tools.question_forms import HOW_MUCH
 from tools.schema import python_type
@@ -223,7 +224,7 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
     if bound is not None:
         args = dict(task.args)  # they fit another tool within reach: the call goes there below
     previous = ""
-    tried: set[str] = set()
+    tried: set[tuple[str, str]] = set()
     rounds = min(budgets.max_executor_rounds, max(payload["tool_calls_left"], 0))
     deadline = payload.get("deadline", float("inf"))
     for round_index in range(rounds):
@@ -247,7 +248,7 @@ async def run_tool_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutco
             spec, qualified = binding.spec, binding.spec.name
             reach = task_reach(hub, spec, payload.get("candidates", []))
         args = numbers_by_id(binding.args, payload["parent_outputs"])
-        attempt = json.dumps([qualified, args], sort_keys=True, default=str)
+        attempt = (qualified, canonical_args(args))
         if attempt in tried:  # the same call again would end the same way: the task ends here
             log.info("task %s: %s was already called with %s", task.id, qualified, json.dumps(args)[:200])
             break

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.plan import REF_PATTERN, Task
+from tools.cache.tool_calls import canonical_args
 
 
 def renamed(tasks: list[Task], mapping: Mapping[str, str]) -> list[Task]:
@@ -58,8 +59,8 @@ def _folded(value: Any) -> Any:
 def task_key(task: Task) -> str:
     """What a task asks for: its tool and arguments, or its tool, goal and inputs without them."""
     if task.args:
-        return json.dumps(["call", task.tool, _folded(task.args)], sort_keys=True, default=str)
-    return json.dumps(["goal", task.tool, _folded(task.goal), sorted(task.deps)], default=str)
+        return f"call\0{task.tool}\0{canonical_args(_folded(task.args))}"
+    return f"goal\0{task.tool}\0{_folded(task.goal)}\0{','.join(sorted(task.deps))}"
 
 
 def reuse_kept(tasks: list[Task], kept: list[Task]) -> tuple[list[Task], dict[str, str]]:
@@ -73,7 +74,8 @@ def reuse_kept(tasks: list[Task], kept: list[Task]) -> tuple[list[Task], dict[st
     reused: dict[str, str] = {}
     remaining = list(tasks)
     while True:
-        found = {task.id: known[task_key(task)] for task in remaining if task_key(task) in known}
+        keys = {task.id: task_key(task) for task in remaining}
+        found = {tid: known[key] for tid, key in keys.items() if key in known}
         if not found:
             return remaining, reused
         reused |= found
