@@ -70,6 +70,16 @@ def judge_all_sufficient(team: Team) -> None:
     team["master"].on(EXEC_JUDGE, judge)
 
 
+def recall_then_compare(team: Team, recalled: str, compared: str) -> None:
+    """The executor model recalls Wu's birth year without being sure of it, then compares."""
+    team["executor"].on(
+        lambda p: EXEC_COMPUTE in p and "Recall" in p, {"result": recalled, "complete": False}
+    )
+    team["executor"].on(
+        lambda p: EXEC_COMPUTE in p and "Compare" in p, {"result": compared, "complete": True}
+    )
+
+
 @pytest.mark.slow
 async def test_failed_task_is_replanned_locally_and_completed_tasks_are_kept(team: Team) -> None:
     team["master"].on(MASTER, assessment("complex", "parallel", resolved=QUERY))
@@ -155,13 +165,7 @@ async def test_an_augmentation_that_only_repeats_lets_the_incomplete_result_stan
             ],
         },
     )
-    team["executor"].on(
-        lambda p: EXEC_COMPUTE in p and "Recall" in p, {"result": "about 156 BC", "complete": False}
-    )
-    team["executor"].on(
-        lambda p: EXEC_COMPUTE in p and "Compare" in p,
-        {"result": "Wu (about 156 BC) was older", "complete": True},
-    )
+    recall_then_compare(team, "about 156 BC", "Wu (about 156 BC) was older")
     team["writer"].on(WRITER, "Emperor Wu was older than Caesar [2].")
 
     state, path, _ = await run(team.resources(hub), QUERY)
@@ -199,13 +203,7 @@ async def test_incomplete_result_makes_the_planner_augment_the_dag(team: Team, h
             ],
         },
     )
-    team["executor"].on(
-        lambda p: EXEC_COMPUTE in p and "Recall" in p, {"result": "not sure", "complete": False}
-    )
-    team["executor"].on(
-        lambda p: EXEC_COMPUTE in p and "Compare" in p,
-        {"result": "Wu (156 BC) was 56 years older", "complete": True},
-    )
+    recall_then_compare(team, "not sure", "Wu (156 BC) was 56 years older")
     judge_all_sufficient(team)
     team["writer"].on(WRITER, "Emperor Wu was born in 156 BC [2] and was 56 years older than Caesar [3].")
 
@@ -331,13 +329,7 @@ async def test_augmentation_that_builds_on_a_waiting_task_makes_no_cycle(team: T
             ],
         },
     )
-    team["executor"].on(
-        lambda p: EXEC_COMPUTE in p and "Recall" in p, {"result": "not sure", "complete": False}
-    )
-    team["executor"].on(
-        lambda p: EXEC_COMPUTE in p and "Compare" in p,
-        {"result": "Wu (156 BC) was 56 years older", "complete": True},
-    )
+    recall_then_compare(team, "not sure", "Wu (156 BC) was 56 years older")
     judge_all_sufficient(team)
     team["writer"].on(WRITER, "Emperor Wu was 56 years older than Caesar [2].")
 
