@@ -25,11 +25,11 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from agents.combine import bare_numbers, calculator_for, settled_comparison, words_for_calculator
 from agents.evidence import evidence_id, tool_evidence
 from agents.executor_backup import call_with_backups
 from agents.executor_rebind import Binding, rebind, rebinding_switch, task_reach
 from agents.executor_search import run_search_task
-from agents.facets import answer_choices
 from agents.task_result import finish_task
 from agents.tool_history import record_task
 from core.events import TaskStartEvent, emit
@@ -40,11 +40,9 @@ from models.structured import StructuredOutputError, structured_call
 from prompts import render
 from tools.cache.tool_calls import canonical_args
 from tools.hub import ToolOutcome, ToolSpec, query_argument
-from tools.question_forms import HOW_MUCH
 from tools.schema import python_type
 
 log = logging.getLogger(__name__)
-BARE_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 class Judgement(BaseModel):
@@ -99,12 +97,6 @@ def _inputs_text(parent_outputs: dict[str, str]) -> str:
     return "Inputs from earlier tasks:\n" + "\n".join(
         f"- {tid}: {out[:500]}" for tid, out in parent_outputs.items()
     )
-
-
-def bare_numbers(parent_outputs: dict[str, str]) -> dict[str, str]:
-    """The earlier tasks' outputs that are bare numbers ("1867"), by task id."""
-    stripped = {tid: out.strip() for tid, out in parent_outputs.items()}
-    return {tid: out for tid, out in stripped.items() if BARE_NUMBER.fullmatch(out)}
 
 
 def numbers_by_id(args: dict[str, Any], parent_outputs: dict[str, str]) -> dict[str, Any]:
@@ -321,35 +313,6 @@ async def run_model_task(run: Run, task: Task, payload: TaskPayload) -> TaskOutc
     return TaskOutcome(status, computed.result, None, evidence=[evidence])
 
 
-def calculator_for(run: Run, task: Task, payload: TaskPayload) -> str | None:
-    """The calculator a tool-free task computes with, when the question asks for one quantity
-    (``HOW_MUCH``, not a choice between named options) and every input the task is given is a bare
-    number: a candidate tool that takes an arithmetic ``expression``, else any tool of the run's
-    servers that does; None otherwise.
-
-    The Planner leaves the final arithmetic tool-free ("Difference of the two years", ``"tool":
-    null``) when no calculator was retrieved for the question, and the 0.5B then answers 1867 −
-    1866 as "4" from its head; asked for the calculator's expression instead, it writes the
-    subtraction.
-    """
-    inputs = payload["parent_outputs"]
-    if task.tool or payload["tool_calls_left"] < 1 or not inputs or len(bare_numbers(inputs)) < len(inputs):
-        return None
-    query = payload["query"]
-    if not HOW_MUCH.search(query) or answer_choices(query):
-        return None
-    specs = run.tools.specs
-    reach = [*payload.get("candidates", []), *specs]  # the run's candidates first, then any tool
-    return next(
-        (
-            name
-            for name in reach
-            if name in specs and "expression" in specs[name].parameters.get("properties", {})
-        ),
-        None,
-    )
-
-
 async def execute_task(state: TaskPayload, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Run one task of the plan (one ``Send`` branch) and report its result and evidence."""
     return await run_task(await current_run(runtime), state)
@@ -362,11 +325,18 @@ async def run_task(run: Run, payload: TaskPayload) -> dict[str, Any]:
     is still streaming (``agents/plan_stream.py``).
     """
     task = Task.model_validate(payload["task"])
+    started = time.time()
+    settled = settled_comparison(run, task, payload)
+    if settled is not None:  # no tool call and no model call: nothing to record in the tool history
+        emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=None, at=started))
+        return finish_task(task, settled, started=started, plan_version=payload["plan_version"])
+    if words_for_calculator(run, task):
+        log.info("task %s: the calculator was given words; the executor model reads the inputs", task.id)
+        task = task.model_copy(update={"tool": None, "args": {}})
     calculator = calculator_for(run, task, payload)
     if calculator is not None:
         log.info("task %s computes from numbers with no tool: bound to %s", task.id, calculator)
         task = task.model_copy(update={"tool": calculator, "args": {}})
-    started = time.time()
     emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=task.tool, at=started))
     if task.tool:
         outcome = await run_tool_task(run, task, payload)

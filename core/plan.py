@@ -246,15 +246,17 @@ def task_payload(
     tool_calls_left: int,
     deadline: float,
     candidates: Sequence[str] = (),
+    goals: Mapping[str, str] | None = None,
 ) -> TaskPayload:
     """The narrow input of one task's run: its parents' outputs filled into its arguments.
 
     Built the same way for a task the dispatcher sends as a ``Send`` branch and for one the
     Planner starts while its plan is still streaming (``agents/plan_stream.py``); ``candidates``
-    are the run's candidate tools, where a call whose arguments fit one may go.
+    are the run's candidate tools, where a call whose arguments fit one may go; ``goals`` are the
+    earlier tasks' goals by id (the parents' go with the payload).
     """
     filled = task.model_copy(update={"args": substitute(task.args, outputs)})
-    return TaskPayload(
+    payload = TaskPayload(
         task=cast(TaskData, filled.model_dump()),
         parent_outputs={dep: outputs[dep] for dep in task.deps if dep in outputs},
         query=query,
@@ -264,3 +266,6 @@ def task_payload(
         deadline=deadline,
         candidates=list(candidates),
     )
+    if goals:
+        payload["parent_goals"] = {dep: goals[dep] for dep in task.deps if dep in goals}
+    return payload

@@ -365,3 +365,4 @@ class TaskPayload(TypedDict):
     tool_calls_left: int
     deadline: NotRequired[float]
     candidates: NotRequired[list[str]]  # the run's candidate tools: a call's arguments may fit one
+    parent_goals: NotRequired[dict[str, str]]  # what each parent task looked for, by id

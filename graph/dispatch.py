@@ -47,6 +47,7 @@ async def dispatch(
                 tool_calls_left=max(calls_left // len(wave), 1) if calls_left else 0,
                 deadline=deadline,
                 candidates=[tool["name"] for tool in state.get("candidate_tools", [])],
+                goals={tid: r["goal"] for tid, r in results.items()},
             ),
         )
         for task in wave

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from agents.executor import calculator_for, numbers_by_id
+from agents.combine import calculator_for
+from agents.executor import numbers_by_id
 from core.plan import Task
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import (
