@@ -10,8 +10,9 @@ earlier results:
 
 * a comparison of dates or numbers (``agents/compare.py``'s forms earlier, later, more and less)
   is settled by the code the Writer's comparison reader uses, each entity's fact being the result
-  of the lookup that names it, when every fact holds exactly one year or one number
-  (:func:`settled_comparison`);
+  of the lookup that names it, when every fact holds exactly one year or one number and a passage
+  its lookup read states it (the 0.5B read "1833" for a man born in 1974) (:func:`compared`,
+  :func:`settled_comparison`); the Writer answers from the same verdict;
 * a calculator whose filled-in expression holds words computes nothing: the task goes to the
   executor model, which reads its inputs (:func:`words_for_calculator`);
 * a tool-free task over bare numbers, for one quantity, is bound to the calculator
@@ -24,9 +25,10 @@ import ast
 import logging
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from agents.compare import NUMBER, WORDS, YEAR, Comparison, comparison_of, date_key, number_of, settle
+from agents.compare import NUMBER, WORDS, YEAR, Comparison, Verdict, comparison_of, date_key, settle
 from agents.evidence import evidence_id
 from agents.facets import answer_choices
 from core.plan import Task
@@ -95,32 +97,65 @@ def words_for_calculator(run: Run, task: Task) -> bool:
     )
 
 
-def entity_facts(entities: list[str], found: Mapping[str, str]) -> dict[str, str] | None:
-    """Each entity's fact: the one earlier result (its goal and output, ``found``'s key and value)
-    that names most of the entity's words; None when an entity has no such result of its own."""
-    facts: dict[str, str] = {}
-    taken: set[str] = set()
-    for entity in entities:
-        words = {word.lower() for word in WORDS.findall(entity)}
-        shares = {
-            key: len(words & {word.lower() for word in WORDS.findall(key)}) / max(len(words), 1)
-            for key in found
-            if key not in taken
-        }
-        best = max(shares.values(), default=0.0)
-        owners = [key for key, share in shares.items() if share == best]
-        if best < MIN_NAME_SHARE or len(owners) != 1:
-            return None
-        taken.add(owners[0])
-        facts[entity] = found[owners[0]]
-    return facts
+@dataclass(frozen=True)
+class Lookup:
+    """An earlier task's finding as a comparison reads it."""
+
+    label: str  # what names its entity: the task's goal and output
+    value: str  # the output
+    passages: tuple[str, ...] | None  # the passages it read (None: not known, as for a tool's value)
 
 
-def one_value(form: str, fact: str) -> bool:
-    """Whether ``fact`` holds exactly one value of the kind ``form`` compares (one year, one number)."""
+def value_of(form: str, fact: str) -> str | None:
+    """The one value ``fact`` holds of the kind ``form`` compares (a year, a number), or None when
+    it holds none or several."""
     if form in ("earlier", "later"):
-        return len(set(YEAR.findall(fact))) == 1 and date_key(fact) is not None
-    return len(NUMBER.findall(fact)) == 1 and number_of(fact) is not None
+        years = set(YEAR.findall(fact))
+        return years.pop() if len(years) == 1 and date_key(fact) is not None else None
+    numbers = NUMBER.findall(fact)
+    return numbers[0].replace(",", "") if len(numbers) == 1 else None
+
+
+def stated(form: str, lookup: Lookup) -> bool:
+    """Whether the lookup's value is written in a passage it read (a misread year is not)."""
+    value = value_of(form, lookup.value)
+    if value is None:
+        return False
+    if lookup.passages is None:
+        return True
+    pattern = YEAR if form in ("earlier", "later") else NUMBER
+    return any(value in {m.replace(",", "") for m in pattern.findall(text)} for text in lookup.passages)
+
+
+def owner(entity: str, lookups: list[Lookup], form: str) -> Lookup | None:
+    """The lookup that names most of the entity's words (at least half), or None; several that
+    name it equally must agree on the value."""
+    words = {word.lower() for word in WORDS.findall(entity)}
+    shares = [
+        len(words & {w.lower() for w in WORDS.findall(item.label)}) / max(len(words), 1) for item in lookups
+    ]
+    best = max(shares, default=0.0)
+    owners = [item for item, share in zip(lookups, shares, strict=True) if share == best]
+    if best < MIN_NAME_SHARE or len({value_of(form, item.value) for item in owners}) != 1:
+        return None
+    return owners[0]
+
+
+def compared(comparison: Comparison, lookups: list[Lookup]) -> Verdict | None:
+    """The comparison of dates or numbers the lookups settle, or None: each entity needs a lookup of
+    its own holding exactly one such value, written in a passage it read."""
+    if comparison.form not in SETTLED_IN_CODE:
+        return None
+    facts: dict[str, str] = {}
+    used: list[Lookup] = []
+    for entity in comparison.entities:
+        found = owner(entity, lookups, comparison.form)
+        if found is None or not stated(comparison.form, found) or any(found is item for item in used):
+            return None
+        used.append(found)
+        facts[entity] = " ".join(found.value.split())
+    answer = settle(comparison, facts)
+    return Verdict(comparison.form, facts, answer) if answer is not None else None
 
 
 def settled_comparison(run: Run, task: Task, payload: TaskPayload) -> TaskOutcome | None:
@@ -131,19 +166,19 @@ def settled_comparison(run: Run, task: Task, payload: TaskPayload) -> TaskOutcom
     if task.tool and (spec is None or not takes_expression(spec.parameters)):
         return None
     outputs = payload["parent_outputs"]
-    comparison: Comparison | None = comparison_of(payload["query"])
-    if len(outputs) < 2 or comparison is None or comparison.form not in SETTLED_IN_CODE:
+    comparison = comparison_of(payload["query"])
+    if len(outputs) < 2 or comparison is None:
         return None
-    goals = payload.get("parent_goals", {})
-    found = {f"{goals.get(tid, '')} {output}": output for tid, output in outputs.items()}
-    facts = entity_facts(comparison.entities, found)
-    if facts is None or not all(one_value(comparison.form, fact) for fact in facts.values()):
+    goals, passages = payload.get("parent_goals", {}), payload.get("parent_passages", {})
+    lookups = [
+        Lookup(f"{goals.get(tid, '')} {output}", output, tuple(passages[tid]) if tid in passages else None)
+        for tid, output in outputs.items()
+    ]
+    verdict = compared(comparison, lookups)
+    if verdict is None:
         return None
-    answer = settle(comparison, facts)
-    if answer is None:
-        return None
-    reasons = "; ".join(f"{entity}: {' '.join(fact.split())}" for entity, fact in facts.items())
-    content = f"{answer} ({comparison.form}, compared in code from {reasons})"
+    reasons = "; ".join(f"{entity}: {fact}" for entity, fact in verdict.facts.items())
+    content = f"{verdict.answer} ({verdict.form}, compared in code from {reasons})"
     log.info("task %s settled in code: %s", task.id, content)
     evidence = Evidence(
         id=evidence_id("compare", task.goal, content),
@@ -153,4 +188,4 @@ def settled_comparison(run: Run, task: Task, payload: TaskPayload) -> TaskOutcom
         content=content,
         task_id=task.id,
     )
-    return TaskOutcome("ok", answer, None, evidence=[evidence])
+    return TaskOutcome("ok", str(verdict.answer), None, evidence=[evidence])

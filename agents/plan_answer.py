@@ -6,7 +6,9 @@ wrong with the right value in its prompt ("1996 … 2014, making a difference of
 quantity the plan computed answers a "how many / how much" question outright
 (:func:`plan_settled`). Its reasons need no model call either (:func:`plan_reasons`): each looked-up
 value cited to the passage that states it, then the computation, as a comparison settled in code
-is explained by its facts (``agents/compare.py``).
+is explained by its facts (``agents/compare.py``). A comparison of dates or numbers the plan's
+lookups settle is answered from them (:func:`plan_verdict`), as the plan's own combining task
+settled it (``agents/combine.py``), rather than read again by the Writer's comparison reader.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from __future__ import annotations
 import re
 
 from agents.chain_answer import holds
+from agents.combine import Lookup, compared
+from agents.compare import Verdict, comparison_of, full_name
 from agents.facets import answer_choices
 from core.plan import Plan, Task, current_plan
-from core.state import Evidence, SearchState, TaskResult, resolved_query
+from core.state import Evidence, SearchState, TaskResult, read_passages, resolved_query
 from tools.question_forms import HOW_MUCH
 
 MAX_FINDING_CHARS = 80  # a task's value (a year, a number, a name), not a passage or a summary
@@ -39,6 +43,26 @@ def plan_findings(state: SearchState) -> str:
         if 0 < len(value) <= MAX_FINDING_CHARS:
             found.append(f"{result['goal'].rstrip(' ?.')}: {value}")
     return "Found by the plan's tasks: " + "; ".join(found) + "\n" if found else ""
+
+
+def plan_verdict(state: SearchState, sources: list[Evidence]) -> Verdict | None:
+    """The comparison of dates or numbers that the Planner's lookups settle (each entity's value
+    written in a passage its lookup read), its answer named as the entity's own article opens;
+    None on another route or question, or when the lookups leave it open."""
+    comparison = comparison_of(resolved_query(state))
+    if state.get("route") != "planner" or comparison is None:
+        return None
+    results = state.get("results", {})
+    passages = read_passages(results, state.get("evidence", {}))
+    lookups = [
+        Lookup(f"{result['goal']} {result['output']}", result["output"], tuple(passages[tid]))
+        for tid, result in results.items()
+        if result["status"] == "ok" and tid in passages
+    ]
+    verdict = compared(comparison, lookups)
+    if verdict is None or verdict.answer is None:
+        return None
+    return Verdict(verdict.form, verdict.facts, full_name(verdict.answer, sources))
 
 
 def plan_settled(state: SearchState) -> str | None:

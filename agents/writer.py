@@ -39,7 +39,7 @@ from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.evidence import newest_first
 from agents.facets import answer_choices, is_yes_no_question
 from agents.focus import focus_passages, terms
-from agents.plan_answer import plan_findings, plan_reasons, plan_settled
+from agents.plan_answer import plan_findings, plan_reasons, plan_settled, plan_verdict
 from agents.prompt_date import borrows_today
 from agents.quote import quoted_reason
 from agents.recall import remember
@@ -351,9 +351,8 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     evidence_ids = {tid: result["evidence_ids"] for tid, result in state.get("results", {}).items()}
     if hops and not complete(hops):
         sources = broken_chain_sources(hops, evidence_ids, sources)
-    verdict = (
-        await _compare(model, state, sources) if sources and not direct and not full and not hops else None
-    )
+    compares = sources and not direct and not full and not hops
+    verdict = (plan_verdict(state, sources) or await _compare(model, state, sources)) if compares else None
     reasons = cited_facts(verdict, sources) if verdict else None
     computed = plan_settled(state) if not verdict else None
     computed_reasons = plan_reasons(state, sources) if computed else None

@@ -247,13 +247,15 @@ def task_payload(
     deadline: float,
     candidates: Sequence[str] = (),
     goals: Mapping[str, str] | None = None,
+    passages: Mapping[str, list[str]] | None = None,
 ) -> TaskPayload:
     """The narrow input of one task's run: its parents' outputs filled into its arguments.
 
     Built the same way for a task the dispatcher sends as a ``Send`` branch and for one the
     Planner starts while its plan is still streaming (``agents/plan_stream.py``); ``candidates``
     are the run's candidate tools, where a call whose arguments fit one may go; ``goals`` are the
-    earlier tasks' goals by id (the parents' go with the payload).
+    earlier tasks' goals and ``passages`` the passages each read, by id (the parents' go with the
+    payload).
     """
     filled = task.model_copy(update={"args": substitute(task.args, outputs)})
     payload = TaskPayload(
@@ -268,4 +270,6 @@ def task_payload(
     )
     if goals:
         payload["parent_goals"] = {dep: goals[dep] for dep in task.deps if dep in goals}
+    if passages:
+        payload["parent_passages"] = {dep: passages[dep] for dep in task.deps if dep in passages}
     return payload

@@ -342,6 +342,17 @@ def resolved_query(state: SearchState) -> str:
     return (assessment.get("resolved_query") if assessment else None) or state.get("query", "")
 
 
+def read_passages(results: dict[str, TaskResult], evidence: dict[str, Evidence]) -> dict[str, list[str]]:
+    """The passages each finished task read (its document evidence), by task id; a task that read
+    none (a tool's value, the model's answer) is left out."""
+    read: dict[str, list[str]] = {}
+    for tid, result in results.items():
+        items = [evidence[eid] for eid in result["evidence_ids"] if eid in evidence]
+        if items and all(item["kind"] == "document" for item in items):
+            read[tid] = [item["content"] for item in items]
+    return read
+
+
 def task_evidence_ids(state: SearchState, task_id: str) -> list[str]:
     """The evidence ids of a task's result (none when the task has no result yet)."""
     result = state.get("results", {}).get(task_id)
@@ -366,3 +377,4 @@ class TaskPayload(TypedDict):
     deadline: NotRequired[float]
     candidates: NotRequired[list[str]]  # the run's candidate tools: a call's arguments may fit one
     parent_goals: NotRequired[dict[str, str]]  # what each parent task looked for, by id
+    parent_passages: NotRequired[dict[str, list[str]]]  # the passages each parent read, by id

@@ -15,7 +15,7 @@ from langgraph.types import Command, Send
 
 from core.plan import Plan, current_plan, task_payload
 from core.run import RunContext, current_run
-from core.state import SearchState, tool_calls_used
+from core.state import SearchState, read_passages, tool_calls_used
 
 
 async def dispatch(
@@ -48,6 +48,7 @@ async def dispatch(
                 deadline=deadline,
                 candidates=[tool["name"] for tool in state.get("candidate_tools", [])],
                 goals={tid: r["goal"] for tid, r in results.items()},
+                passages=read_passages(results, state.get("evidence", {})),
             ),
         )
         for task in wave

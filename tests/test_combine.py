@@ -61,6 +61,23 @@ def test_a_bare_value_is_matched_to_its_entity_by_the_goal_of_its_lookup() -> No
     )
 
 
+def test_a_value_no_passage_of_its_lookup_states_settles_nothing() -> None:
+    # the 0.5B read "1833" for a man the passage says was born in 1974
+    outputs = {"t1": "1966", "t2": "1833"}
+    goals = {"t1": "Birth date of Carrie Akre", "t2": "Birth date of Shifty Shellshock"}
+    passages = {
+        "t1": ["Carrie Akre (born September 24, 1966) is an American musician."],
+        "t2": ["Seth Brooks Binzer (born August 23, 1974), better known as Shifty Shellshock."],
+    }
+    question = "Who is older Carrie Akre or Shifty Shellshock?"
+    misread = {**payload(question, outputs, goals), "parent_passages": passages}
+
+    assert settled_comparison(RUN, COMBINE, misread) is None
+    read = {**misread, "parent_outputs": {"t1": "1966", "t2": "1974"}}
+    outcome = settled_comparison(RUN, COMBINE, read)
+    assert outcome is not None and outcome.output == "Carrie Akre"
+
+
 def test_what_the_inputs_do_not_settle_is_left_to_the_executor() -> None:
     two_years = {
         "t1": "Ernst Messerschmid was born in 1945 and flew in 1985.",
@@ -148,3 +165,8 @@ async def test_a_planned_comparison_ends_in_code_without_a_model_call_or_a_repla
     assert t3["status"] == "ok" and t3["output"] == "Harrow Point"
     assert not [c for c in team["executor"].calls if EXEC_COMPUTE in c.prompt], "settled without the model"
     assert state["plan"]["version"] == 1 and not state.get("replans"), "no re-plan"
+    # the Writer answers from the same lookups: each value cited to its entity's own article
+    assert state["answer"]["short"] == "Harrow Point"
+    assert not team["writer"].calls, "no comparison reader and no Writer call"
+    text = state["answer"]["text"]
+    assert "Kestrel Bridge: It opened in 1932. [" in text and "Harrow Point: It was built in 1871. [" in text
