@@ -116,24 +116,32 @@ def value_of(form: str, fact: str) -> str | None:
     return numbers[0].replace(",", "") if len(numbers) == 1 else None
 
 
-def stated(form: str, lookup: Lookup) -> bool:
-    """Whether the lookup's value is written in a passage it read (a misread year is not)."""
+def name_share(entity: str, text: str) -> float:
+    """The share of the entity's words that ``text`` holds (any case)."""
+    words = {word.lower() for word in WORDS.findall(entity)}
+    return len(words & {word.lower() for word in WORDS.findall(text)}) / max(len(words), 1)
+
+
+def stated(form: str, entity: str, lookup: Lookup) -> bool:
+    """Whether the lookup's value is written in a passage it read that names the entity (a misread
+    year is not, nor the year of another article the search found instead)."""
     value = value_of(form, lookup.value)
     if value is None:
         return False
     if lookup.passages is None:
         return True
     pattern = YEAR if form in ("earlier", "later") else NUMBER
-    return any(value in {m.replace(",", "") for m in pattern.findall(text)} for text in lookup.passages)
+    return any(
+        value in {m.replace(",", "") for m in pattern.findall(text)}
+        and name_share(entity, text) >= MIN_NAME_SHARE
+        for text in lookup.passages
+    )
 
 
 def owner(entity: str, lookups: list[Lookup], form: str) -> Lookup | None:
     """The lookup that names most of the entity's words (at least half), or None; several that
     name it equally must agree on the value."""
-    words = {word.lower() for word in WORDS.findall(entity)}
-    shares = [
-        len(words & {w.lower() for w in WORDS.findall(item.label)}) / max(len(words), 1) for item in lookups
-    ]
+    shares = [name_share(entity, item.label) for item in lookups]
     best = max(shares, default=0.0)
     owners = [item for item, share in zip(lookups, shares, strict=True) if share == best]
     if best < MIN_NAME_SHARE or len({value_of(form, item.value) for item in owners}) != 1:
@@ -143,14 +151,14 @@ def owner(entity: str, lookups: list[Lookup], form: str) -> Lookup | None:
 
 def compared(comparison: Comparison, lookups: list[Lookup]) -> Verdict | None:
     """The comparison of dates or numbers the lookups settle, or None: each entity needs a lookup of
-    its own holding exactly one such value, written in a passage it read."""
+    its own holding exactly one such value, written in a passage it read that names the entity."""
     if comparison.form not in SETTLED_IN_CODE:
         return None
     facts: dict[str, str] = {}
     used: list[Lookup] = []
     for entity in comparison.entities:
         found = owner(entity, lookups, comparison.form)
-        if found is None or not stated(comparison.form, found) or any(found is item for item in used):
+        if found is None or not stated(comparison.form, entity, found) or any(found is item for item in used):
             return None
         used.append(found)
         facts[entity] = " ".join(found.value.split())

@@ -73,6 +73,9 @@ def test_a_value_no_passage_of_its_lookup_states_settles_nothing() -> None:
     misread = {**payload(question, outputs, goals), "parent_passages": passages}
 
     assert settled_comparison(RUN, COMBINE, misread) is None
+    elsewhere = {"t1": passages["t1"], "t2": ["Thomas D. Singleton (1833–1888) was a Louisiana politician."]}
+    another_article = {**misread, "parent_passages": elsewhere}
+    assert settled_comparison(RUN, COMBINE, another_article) is None, "1833 is another man's year"
     read = {**misread, "parent_outputs": {"t1": "1966", "t2": "1974"}}
     outcome = settled_comparison(RUN, COMBINE, read)
     assert outcome is not None and outcome.output == "Carrie Akre"
