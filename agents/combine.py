@@ -105,6 +105,12 @@ class Lookup:
     value: str  # the output
     passages: tuple[str, ...] | None  # the passages it read (None: not known, as for a tool's value)
 
+    @classmethod
+    def of(cls, goal: str, output: str, passages: list[str] | None) -> Lookup:
+        """The finding of a task with this goal and output, named by both (the executor's combining
+        task and the Writer read a task the same way)."""
+        return cls(f"{goal} {output}", output, tuple(passages) if passages is not None else None)
+
 
 def value_of(form: str, fact: str) -> str | None:
     """The one value ``fact`` holds of the kind ``form`` compares (a year, a number), or None when
@@ -178,10 +184,7 @@ def settled_comparison(run: Run, task: Task, payload: TaskPayload) -> TaskOutcom
     if len(outputs) < 2 or comparison is None:
         return None
     goals, passages = payload.get("parent_goals", {}), payload.get("parent_passages", {})
-    lookups = [
-        Lookup(f"{goals.get(tid, '')} {output}", output, tuple(passages[tid]) if tid in passages else None)
-        for tid, output in outputs.items()
-    ]
+    lookups = [Lookup.of(goals.get(tid, ""), output, passages.get(tid)) for tid, output in outputs.items()]
     verdict = compared(comparison, lookups)
     if verdict is None:
         return None

@@ -55,7 +55,7 @@ def plan_verdict(state: SearchState, sources: list[Evidence]) -> Verdict | None:
     results = state.get("results", {})
     passages = read_passages(results, state.get("evidence", {}))
     lookups = [
-        Lookup(f"{result['goal']} {result['output']}", result["output"], tuple(passages[tid]))
+        Lookup.of(result["goal"], result["output"], passages[tid])
         for tid, result in results.items()
         if result["status"] == "ok" and tid in passages
     ]
