@@ -13,7 +13,7 @@ Each question goes through the real graph over the pooled corpus:
 3. from that checkpoint the run is resumed twice, a fork each time, so both see the same state and
    the same plan: once with ``budgets.max_parallel`` at the parallel cap (ready tasks go out as
    ``Send`` branches, a wave at a time), once with ``max_parallel = 1`` (one task at a time). The
-   order alternates between questions: the model server's prompt cache favours the second run.
+   order alternates between questions, and neither mode reads a cache (``mode_runs``).
 
 Per run: the **execution phase** is the wall time from the resume to the end of the last task
 (dispatches, tasks, reviews and any re-plan); **end to end** is the shared prefix (Master, tool
@@ -35,14 +35,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
+from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from agents.compare import comparison_of
 from bench.machine import machine_line
 from core.plan import Plan
-from core.run import Run, RunContext
+from core.run import ModelProvider, Run, RunContext
 from core.settings import Settings
 from core.state import InputState
 from evals.metrics import exact_match
@@ -50,6 +52,7 @@ from evals.qa_data import read_jsonl
 from evals.run_dirs import code_version
 from evals.stats import percentile
 from graph.builder import SearchGraph, build_graph
+from models.config import Role
 
 log = logging.getLogger(__name__)
 
@@ -81,11 +84,32 @@ def mode_settings(settings: Settings, max_parallel: int) -> Settings:
     return settings.model_copy(update={"budgets": bounded, "stream_plan": False})
 
 
+def uncached(models: ModelProvider) -> ModelProvider:
+    """``models`` whose requests ask the server not to reuse a cached prompt (llama.cpp's
+    ``cache_prompt: false``; other OpenAI-compatible servers ignore the field)."""
+
+    def model(role: Role) -> BaseChatModel:
+        chat = models(role)
+        if not isinstance(chat, ChatOpenAI):
+            return chat
+        return chat.model_copy(update={"extra_body": {**(chat.extra_body or {}), "cache_prompt": False}})
+
+    return model
+
+
 def mode_runs(run: Run, parallel_cap: int) -> dict[str, Run]:
-    """The open run twice, as the two modes (same models, tools and caches; other settings)."""
+    """The open run twice, as the two modes: the same models and tools, other settings, and
+    neither cache, so that the mode that runs second finds nothing the first left behind (no
+    tool result from the tool-call cache, no prompt already read in the model server's cache)."""
     return {
-        "parallel": dataclasses.replace(run, settings=mode_settings(run.settings, parallel_cap)),
-        "sequential": dataclasses.replace(run, settings=mode_settings(run.settings, 1)),
+        mode: dataclasses.replace(
+            run,
+            settings=mode_settings(run.settings, cap),
+            models=uncached(run.models),
+            tool_cache=None,
+            _cache={},
+        )
+        for mode, cap in (("parallel", parallel_cap), ("sequential", 1))
     }
 
 

@@ -21,15 +21,23 @@ ChatFn = Callable[[list[dict[str, str]]], str]
 
 
 class CompatibleChatOpenAI(ChatOpenAI):
-    """``ChatOpenAI`` for OpenAI-compatible servers: the output limit also goes as ``max_tokens``.
+    """``ChatOpenAI`` for OpenAI-compatible servers: the output limit also goes as ``max_tokens``,
+    and a call's ``extra_body`` adds to the model's instead of replacing it.
 
     langchain-openai sends the limit only as ``max_completion_tokens`` (OpenAI's newer name);
     llama.cpp's servers (llama-cpp-python, llama-server) and other compatible servers read
     ``max_tokens`` and silently ignore the other, so without this every role's limit, and every
     ``bind(max_tokens=…)``, was no limit at all. OpenAI's own API keeps the single new name.
+    langchain-openai also lets a bound ``extra_body`` (a schema-constrained call's
+    ``response_format``) drop the model's own (``cache_prompt: false``); here both are sent.
     """
 
-    def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict[str, Any]:
+    def _get_request_payload(
+        self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        bound = kwargs.get("extra_body")
+        if bound is not None and self.extra_body:
+            kwargs["extra_body"] = {**self.extra_body, **bound}
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
         limit = payload.get("max_completion_tokens")
         if limit is not None and "api.openai.com" not in str(self.openai_api_base or ""):

@@ -10,13 +10,19 @@ from __future__ import annotations
 import json
 
 import pytest
+from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import BaseModel
 
 from app.cli import main
 from bench.dag import critical_path, load_questions, measure, mode_runs, overlapping_pairs, summarise
 from graph.builder import build_graph
+from models.factory import CompatibleChatOpenAI
+from models.structured import structured_call
 from tests.conftest import HOTPOT_FIXTURE, Team, make_settings
+from tests.support.fake_openai import fake_openai
 from tests.support.sleepy_plan import ANSWER, QUERY, scripted
+from tools.cache.tool_calls import ToolCallCache
 from tools.hub import ToolHub
 
 CONTRACT = (
@@ -103,6 +109,35 @@ async def test_the_same_plan_runs_wave_parallel_and_one_task_at_a_time(
     assert set(CONTRACT) <= set(report)
     assert report["n"] == 1 and report["parallel_success"] == report["sequential_success"] == 1.0
     assert report["sequential_overlaps"] == 0 and report["parallel_plans"] == 1
+
+
+class Verdict(BaseModel):
+    ok: bool
+
+
+async def test_neither_mode_reads_a_cache_the_other_filled(tmp_path, sleepy_hub: ToolHub) -> None:
+    """The mode that runs second would find the first one's searches in the tool-call cache and
+    its prompts in the model server's prompt cache: both modes run without either."""
+    with fake_openai([("Is it ok?", '{"ok": true}')]) as server:
+        run = Team().resources(sleepy_hub, make_settings())
+        run.models = lambda role: CompatibleChatOpenAI(
+            model="fake", base_url=server.url, api_key="x", timeout=5, max_retries=0
+        )
+        run.tool_cache = ToolCallCache(tmp_path / "tool_cache.sqlite")
+        runs = mode_runs(run, 4)
+        assert runs["parallel"].settings.budgets.max_parallel == 4
+        assert runs["sequential"].settings.budgets.max_parallel == 1
+        for mode in runs.values():
+            assert mode.tool_cache is None
+            await mode.model("executor").ainvoke([HumanMessage(content="Is it ok?")])
+            await structured_call(mode.model("executor"), [HumanMessage(content="Is it ok?")], Verdict)
+        await run.model("executor").ainvoke([HumanMessage(content="Is it ok?")])
+
+    assert run.tool_cache is not None  # the open run keeps its caches for the prefix
+    *modes, opened = server.bodies
+    assert len(modes) == 4 and all(body["cache_prompt"] is False for body in modes)
+    assert all("response_format" in body for body in modes[1::2])  # a constrained call keeps both
+    assert "cache_prompt" not in opened
 
 
 def test_a_bad_question_file_is_one_line_of_error(tmp_path, capsys) -> None:
