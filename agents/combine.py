@@ -11,8 +11,12 @@ earlier results:
 * a comparison of dates or numbers (``agents/compare.py``'s forms earlier, later, more and less)
   is settled by the code the Writer's comparison reader uses, each entity's fact being the result
   of the lookup that names it, when every fact holds exactly one year or one number and a passage
-  its lookup read states it (the 0.5B read "1833" for a man born in 1974) (:func:`compared`,
-  :func:`settled_comparison`); the Writer answers from the same verdict;
+  its lookup read states it (the 0.5B read "1833" for a man born in 1974) (:func:`compared`);
+* any other comparison the reader's forms name (a choice: "Which is a gun dog, A or B?"; both:
+  "Were A and B both actors?"), or one whose values the lookups did not return, is settled by the
+  Writer's reader asked about each entity over the passages of that entity's own lookup
+  (:func:`read_lookups`): the 0.5B said "incomplete" there, and each of its re-plans searched again
+  for 40 s or more (:func:`combining_inputs`, :func:`settled_comparison`); the Writer answers from the task's verdict;
 * a calculator whose filled-in expression holds words computes nothing: the task goes to the
   executor model, which reads its inputs (:func:`words_for_calculator`);
 * a tool-free task over bare numbers, for one quantity, is bound to the calculator
@@ -28,12 +32,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.compare import NUMBER, WORDS, YEAR, Comparison, Verdict, comparison_of, date_key, settle
+from agents.compare import (
+    NUMBER,
+    WORDS,
+    YEAR,
+    Comparison,
+    Verdict,
+    comparison_of,
+    date_key,
+    read_entities,
+    settle,
+    sources_about,
+)
 from agents.evidence import evidence_id
 from agents.facets import answer_choices
 from core.plan import Task
 from core.run import Run
-from core.state import Evidence, TaskOutcome, TaskPayload
+from core.state import ComparedRecord, Evidence, TaskOutcome, TaskPayload
+from models.errors import MODEL_ERRORS, describe_model_error
 from tools.question_forms import HOW_MUCH
 from tools.servers.arithmetic import normalize
 
@@ -103,10 +119,10 @@ class Lookup:
 
     label: str  # what names its entity: the task's goal and output
     value: str  # the output
-    passages: tuple[str, ...] | None  # the passages it read (None: not known, as for a tool's value)
+    passages: tuple[Evidence, ...] | None  # the passages it read (None: not known, as for a tool's value)
 
     @classmethod
-    def of(cls, goal: str, output: str, passages: list[str] | None) -> Lookup:
+    def of(cls, goal: str, output: str, passages: list[Evidence] | None) -> Lookup:
         """The finding of a task with this goal and output, named by both (the executor's combining
         task and the Writer read a task the same way)."""
         return cls(f"{goal} {output}", output, tuple(passages) if passages is not None else None)
@@ -138,21 +154,28 @@ def stated(form: str, entity: str, lookup: Lookup) -> bool:
         return True
     pattern = YEAR if form in ("earlier", "later") else NUMBER
     return any(
-        value in {m.replace(",", "") for m in pattern.findall(text)}
-        and name_share(entity, text) >= MIN_NAME_SHARE
-        for text in lookup.passages
+        value in {m.replace(",", "") for m in pattern.findall(passage["content"])}
+        and name_share(entity, passage["content"]) >= MIN_NAME_SHARE
+        for passage in lookup.passages
     )
 
 
-def owner(entity: str, lookups: list[Lookup], form: str) -> Lookup | None:
-    """The lookup that names most of the entity's words (at least half), or None; several that
-    name it equally must agree on the value."""
+def owners(entity: str, lookups: list[Lookup]) -> list[Lookup]:
+    """The lookups that name most of the entity's words, when that is at least half of them."""
     shares = [name_share(entity, item.label) for item in lookups]
     best = max(shares, default=0.0)
-    owners = [item for item, share in zip(lookups, shares, strict=True) if share == best]
-    if best < MIN_NAME_SHARE or len({value_of(form, item.value) for item in owners}) != 1:
+    if best < MIN_NAME_SHARE:
+        return []
+    return [item for item, share in zip(lookups, shares, strict=True) if share == best]
+
+
+def owner(entity: str, lookups: list[Lookup], form: str) -> Lookup | None:
+    """The lookup that names the entity (:func:`owners`), or None; several that name it equally
+    must agree on the value."""
+    named = owners(entity, lookups)
+    if not named or len({value_of(form, item.value) for item in named}) != 1:
         return None
-    return owners[0]
+    return named[0]
 
 
 def compared(comparison: Comparison, lookups: list[Lookup]) -> Verdict | None:
@@ -172,10 +195,39 @@ def compared(comparison: Comparison, lookups: list[Lookup]) -> Verdict | None:
     return Verdict(comparison.form, facts, answer) if answer is not None else None
 
 
-def settled_comparison(run: Run, task: Task, payload: TaskPayload) -> TaskOutcome | None:
-    """The outcome of a tool-free or calculator task that compares the dates or numbers its inputs
-    found, settled in code; None when the question is no such comparison or the inputs do not
-    settle it."""
+async def read_lookups(
+    run: Run, comparison: Comparison, question: str, lookups: list[Lookup]
+) -> Verdict | None:
+    """The comparison settled by reading each entity over the passages of the one lookup that names
+    it, those that name the entity too, with the Writer's reader model (``agents/compare.py``: a
+    yes/no, a date or a number per entity); None when an entity has no lookup of its own or it read
+    no passage naming the entity, a reading fails, or the readings leave it open."""
+    by_entity: dict[str, list[Evidence]] = {}
+    used: list[Lookup] = []
+    for entity in comparison.entities:
+        named = owners(entity, lookups)
+        if len(named) != 1 or any(named[0] is item for item in used):
+            return None
+        about = [
+            p
+            for p in named[0].passages or ()
+            if name_share(entity, f"{p['title']} {p['content']}") >= MIN_NAME_SHARE
+        ]
+        if not about:  # it read nothing that names the entity: another article's facts
+            return None
+        used.append(named[0])
+        by_entity[entity] = sources_about(entity, about)
+    try:
+        verdict = await read_entities(run.model("writer"), comparison, question, by_entity)
+    except MODEL_ERRORS as exc:
+        log.warning("reading the compared entities failed: %s", describe_model_error(exc))
+        return None
+    return verdict if verdict.answer is not None else None
+
+
+def combining_inputs(run: Run, task: Task, payload: TaskPayload) -> tuple[Comparison, list[Lookup]] | None:
+    """The comparison a tool-free or calculator task over two or more earlier results makes, and
+    its lookups; None for any other task or question."""
     spec = run.tools.specs.get(task.tool or "")
     if task.tool and (spec is None or not takes_expression(spec.parameters)):
         return None
@@ -184,13 +236,26 @@ def settled_comparison(run: Run, task: Task, payload: TaskPayload) -> TaskOutcom
     if len(outputs) < 2 or comparison is None:
         return None
     goals, passages = payload.get("parent_goals", {}), payload.get("parent_passages", {})
-    lookups = [Lookup.of(goals.get(tid, ""), output, passages.get(tid)) for tid, output in outputs.items()]
-    verdict = compared(comparison, lookups)
+    return comparison, [
+        Lookup.of(goals.get(tid, ""), output, passages.get(tid)) for tid, output in outputs.items()
+    ]
+
+
+async def settled_comparison(
+    run: Run, task: Task, question: str, comparison: Comparison, lookups: list[Lookup]
+) -> TaskOutcome | None:
+    """The outcome of the task that makes ``comparison`` over ``lookups``: settled in code from the
+    values the lookups returned (:func:`compared`), else by reading each entity over its lookup's
+    passages (:func:`read_lookups`); None when neither settles it (the executor model then takes
+    the task)."""
+    verdict, how = compared(comparison, lookups), "compared in code"
     if verdict is None:
+        verdict, how = await read_lookups(run, comparison, question, lookups), "read one entity at a time"
+    if verdict is None or verdict.answer is None:
         return None
     reasons = "; ".join(f"{entity}: {fact}" for entity, fact in verdict.facts.items())
-    content = f"{verdict.answer} ({verdict.form}, compared in code from {reasons})"
-    log.info("task %s settled in code: %s", task.id, content)
+    content = f"{verdict.answer} ({verdict.form}, {how} from {reasons})"
+    log.info("task %s settled: %s", task.id, content)
     evidence = Evidence(
         id=evidence_id("compare", task.goal, content),
         kind="tool",
@@ -199,4 +264,5 @@ def settled_comparison(run: Run, task: Task, payload: TaskPayload) -> TaskOutcom
         content=content,
         task_id=task.id,
     )
-    return TaskOutcome("ok", str(verdict.answer), None, evidence=[evidence])
+    record = ComparedRecord(form=verdict.form, facts=verdict.facts, settled=verdict.answer)
+    return TaskOutcome("ok", verdict.answer, None, evidence=[evidence], compared=record)

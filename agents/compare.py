@@ -256,7 +256,23 @@ def entity_prompt(comparison: Comparison, question: str, entity: str, sources: l
 async def read_each(
     model: BaseChatModel, comparison: Comparison, question: str, sources: list[Evidence]
 ) -> Verdict:
-    """Ask about every entity on its own sources, then settle the comparison in code.
+    """Ask about every entity on its own sources (those titled after it, else all), then settle the
+    comparison in code; an entity answered is named as its own article opens.
+
+    Raises:
+        The model errors of any reading (:data:`models.errors.MODEL_ERRORS`).
+    """
+    by_entity = {entity: sources_about(entity, sources) for entity in comparison.entities}
+    verdict = await read_entities(model, comparison, question, by_entity)
+    if verdict.answer in comparison.entities:
+        return Verdict(verdict.form, verdict.facts, full_name(verdict.answer, sources))
+    return verdict
+
+
+async def read_entities(
+    model: BaseChatModel, comparison: Comparison, question: str, by_entity: dict[str, list[Evidence]]
+) -> Verdict:
+    """Ask about every entity over the sources given for it, then settle the comparison in code.
 
     Raises:
         The model errors of any reading (:data:`models.errors.MODEL_ERRORS`).
@@ -266,14 +282,12 @@ async def read_each(
     system = SystemMessage(content=render("reader_system"))
 
     async def read(entity: str) -> str:
-        prompt = entity_prompt(comparison, question, entity, sources_about(entity, sources))
+        prompt = entity_prompt(comparison, question, entity, by_entity[entity])
         reply = await bound.ainvoke([system, HumanMessage(content=prompt)])
         return short_of(strip_thinking(message_text(reply)))
 
     found = await asyncio.gather(*(read(entity) for entity in comparison.entities))
     facts = dict(zip(comparison.entities, found, strict=True))
     answer = settle(comparison, facts)
-    if answer in comparison.entities:
-        answer = full_name(answer, sources)
     log.info("compared %s (%s): %s -> %r", comparison.entities, comparison.form, facts, answer)
     return Verdict(form=comparison.form, facts=facts, answer=answer)

@@ -25,7 +25,13 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from agents.combine import bare_numbers, calculator_for, settled_comparison, words_for_calculator
+from agents.combine import (
+    bare_numbers,
+    calculator_for,
+    combining_inputs,
+    settled_comparison,
+    words_for_calculator,
+)
 from agents.evidence import evidence_id, tool_evidence
 from agents.executor_backup import call_with_backups
 from agents.executor_rebind import Binding, rebind, rebinding_switch, task_reach
@@ -326,10 +332,12 @@ async def run_task(run: Run, payload: TaskPayload) -> dict[str, Any]:
     """
     task = Task.model_validate(payload["task"])
     started = time.time()
-    settled = settled_comparison(run, task, payload)
-    if settled is not None:  # no tool call and no model call: nothing to record in the tool history
-        emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=None, at=started))
-        return finish_task(task, settled, started=started, plan_version=payload["plan_version"])
+    combining = combining_inputs(run, task, payload)
+    if combining is not None:  # announced before any reading: that takes a model call per entity
+        emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=task.tool, at=started))
+        settled = await settled_comparison(run, task, payload["query"], *combining)
+        if settled is not None:  # no tool call and no executor call: nothing to record in the tool history
+            return finish_task(task, settled, started=started, plan_version=payload["plan_version"])
     if words_for_calculator(run, task):
         log.info("task %s: the calculator was given words; the executor model reads the inputs", task.id)
         task = task.model_copy(update={"tool": None, "args": {}})
@@ -337,7 +345,8 @@ async def run_task(run: Run, payload: TaskPayload) -> dict[str, Any]:
     if calculator is not None:
         log.info("task %s computes from numbers with no tool: bound to %s", task.id, calculator)
         task = task.model_copy(update={"tool": calculator, "args": {}})
-    emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=task.tool, at=started))
+    if combining is None:
+        emit(TaskStartEvent(event="task_start", task_id=task.id, goal=task.goal, tool=task.tool, at=started))
     if task.tool:
         outcome = await run_tool_task(run, task, payload)
     else:

@@ -6,9 +6,9 @@ wrong with the right value in its prompt ("1996 … 2014, making a difference of
 quantity the plan computed answers a "how many / how much" question outright
 (:func:`plan_settled`). Its reasons need no model call either (:func:`plan_reasons`): each looked-up
 value cited to the passage that states it, then the computation, as a comparison settled in code
-is explained by its facts (``agents/compare.py``). A comparison of dates or numbers the plan's
-lookups settle is answered from them (:func:`plan_verdict`), as the plan's own combining task
-settled it (``agents/combine.py``), rather than read again by the Writer's comparison reader.
+is explained by its facts (``agents/compare.py``). A comparison the plan's combining task settled
+(``agents/combine.py``), or whose dates or numbers its lookups returned, is answered from them
+(:func:`plan_verdict`) rather than read again by the Writer's comparison reader.
 """
 
 from __future__ import annotations
@@ -46,23 +46,30 @@ def plan_findings(state: SearchState) -> str:
 
 
 def plan_verdict(state: SearchState, sources: list[Evidence]) -> Verdict | None:
-    """The comparison of dates or numbers that the Planner's lookups settle (each entity's value
-    written in a passage its lookup read), its answer named as the entity's own article opens;
-    None on another route or question, or when the lookups leave it open."""
+    """The comparison the Planner's tasks settle, its answer named as the entity's own article
+    opens: the verdict a combining task recorded (``agents/combine.py``), else the dates or numbers
+    the lookups returned compared in code (each entity's value written in a passage its lookup
+    read); None on another route or question, or when the tasks leave it open."""
     comparison = comparison_of(resolved_query(state))
     if state.get("route") != "planner" or comparison is None:
         return None
     results = state.get("results", {})
-    passages = read_passages(results, state.get("evidence", {}))
-    lookups = [
-        Lookup.of(result["goal"], result["output"], passages[tid])
-        for tid, result in results.items()
-        if result["status"] == "ok" and tid in passages
-    ]
-    verdict = compared(comparison, lookups)
+    recorded = [r["compared"] for r in results.values() if r["status"] == "ok" and "compared" in r]
+    if recorded and recorded[-1]["settled"] is not None:
+        facts, answer = recorded[-1]["facts"], recorded[-1]["settled"]
+        verdict: Verdict | None = Verdict(comparison.form, facts, answer)
+    else:
+        passages = read_passages(results, state.get("evidence", {}))
+        lookups = [
+            Lookup.of(result["goal"], result["output"], passages[tid])
+            for tid, result in results.items()
+            if result["status"] == "ok" and tid in passages
+        ]
+        verdict = compared(comparison, lookups)
     if verdict is None or verdict.answer is None:
         return None
-    return Verdict(verdict.form, verdict.facts, full_name(verdict.answer, sources))
+    named = full_name(verdict.answer, sources) if verdict.answer in comparison.entities else verdict.answer
+    return Verdict(verdict.form, verdict.facts, named)
 
 
 def plan_settled(state: SearchState) -> str | None:

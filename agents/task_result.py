@@ -49,6 +49,8 @@ def finish_task(task: Task, outcome: TaskOutcome, *, started: float, plan_versio
     )
     if outcome.switches:
         result["switches"] = outcome.switches
+    if outcome.compared is not None:
+        result["compared"] = outcome.compared
     emit(
         TaskEndEvent(
             event="task_end",

@@ -21,7 +21,7 @@ from typing import Any, cast
 import networkx as nx
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from core.state import TaskData, TaskPayload, TaskResult
+from core.state import Evidence, TaskData, TaskPayload, TaskResult
 
 REF_PATTERN = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)(?:\.([\w.-]+))?\s*\}\}")
 TASK_ID_PATTERN = re.compile(r"^[A-Za-z_][\w-]{0,31}$")
@@ -247,7 +247,7 @@ def task_payload(
     deadline: float,
     candidates: Sequence[str] = (),
     goals: Mapping[str, str] | None = None,
-    passages: Mapping[str, list[str]] | None = None,
+    passages: Mapping[str, list[Evidence]] | None = None,
 ) -> TaskPayload:
     """The narrow input of one task's run: its parents' outputs filled into its arguments.
 

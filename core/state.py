@@ -90,6 +90,7 @@ class TaskResult(TypedDict):
     finished_at: float
     plan_version: int
     switches: NotRequired[list[ToolSwitch]]  # backups the Executor switched to, in order
+    compared: NotRequired[ComparedRecord]  # a comparison the task settled over its parents' lookups
 
 
 class DocumentProbe(TypedDict):
@@ -252,6 +253,7 @@ class TaskOutcome:
     calls: list[ToolOutcome] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     switches: list[ToolSwitch] = field(default_factory=list)
+    compared: ComparedRecord | None = None  # the comparison it settled, for the Writer
 
 
 class HopRecord(TypedDict):
@@ -342,14 +344,14 @@ def resolved_query(state: SearchState) -> str:
     return (assessment.get("resolved_query") if assessment else None) or state.get("query", "")
 
 
-def read_passages(results: dict[str, TaskResult], evidence: dict[str, Evidence]) -> dict[str, list[str]]:
+def read_passages(results: dict[str, TaskResult], evidence: dict[str, Evidence]) -> dict[str, list[Evidence]]:
     """The passages each finished task read (its document evidence), by task id; a task that read
     none (a tool's value, the model's answer) is left out."""
-    read: dict[str, list[str]] = {}
+    read: dict[str, list[Evidence]] = {}
     for tid, result in results.items():
         items = [evidence[eid] for eid in result["evidence_ids"] if eid in evidence]
         if items and all(item["kind"] == "document" for item in items):
-            read[tid] = [item["content"] for item in items]
+            read[tid] = items
     return read
 
 
@@ -377,4 +379,4 @@ class TaskPayload(TypedDict):
     deadline: NotRequired[float]
     candidates: NotRequired[list[str]]  # the run's candidate tools: a call's arguments may fit one
     parent_goals: NotRequired[dict[str, str]]  # what each parent task looked for, by id
-    parent_passages: NotRequired[dict[str, list[str]]]  # the passages each parent read, by id
+    parent_passages: NotRequired[dict[str, list[Evidence]]]  # the passages each parent read, by id
