@@ -104,11 +104,13 @@ async def test_the_same_plan_runs_wave_parallel_and_one_task_at_a_time(
     durations = sum(task["seconds"] for task in parallel["tasks"].values())
     assert parallel["critical_path_s"] < durations  # t1 and t2 are not on one chain
     assert 0 < row["scheduling_efficiency"] <= 1.0 + 1e-3
+    assert row["first_wave_speedup"] > 1.5  # two 0.5 s lookups at once against one after the other
 
     report = summarise([row], 4)
     assert set(CONTRACT) <= set(report)
     assert report["n"] == 1 and report["parallel_success"] == report["sequential_success"] == 1.0
     assert report["sequential_overlaps"] == 0 and report["parallel_plans"] == 1
+    assert report["first_wave_speedup"] == row["first_wave_speedup"]
 
 
 class Verdict(BaseModel):
