@@ -124,6 +124,17 @@ def date_key(text: str) -> tuple[int, int, int] | None:
     return year, month, day
 
 
+def completed_date(fact: str, sources: list[Evidence]) -> str:
+    """A date read without its year completed from the source that writes it whole: asked for
+    Ernst Messerschmid's date over "(born May 21, 1945)" the 1.5B answers "May 21", which no year
+    settles; the source's "May 21, 1945" does. Any other reading is kept as read."""
+    if not fact.strip() or date_key(fact) is not None:
+        return fact
+    written = re.compile(re.escape(fact.strip(" .,")) + r"(?:st|nd|rd|th)?,?\s+\d{3,4}\b", re.IGNORECASE)
+    whole = next((match.group() for source in sources if (match := written.search(source["content"]))), None)
+    return whole or fact
+
+
 def number_of(text: str) -> float | None:
     """The first number in ``text`` ("1,200", "3.5 million"), or None."""
     match = NUMBER.search(text)
@@ -284,7 +295,8 @@ async def read_entities(
     async def read(entity: str) -> str:
         prompt = entity_prompt(comparison, question, entity, by_entity[entity])
         reply = await bound.ainvoke([system, HumanMessage(content=prompt)])
-        return short_of(strip_thinking(message_text(reply)))
+        fact = short_of(strip_thinking(message_text(reply)))
+        return completed_date(fact, by_entity[entity]) if comparison.form in ("earlier", "later") else fact
 
     found = await asyncio.gather(*(read(entity) for entity in comparison.entities))
     facts = dict(zip(comparison.entities, found, strict=True))

@@ -117,6 +117,31 @@ async def test_read_each_asks_once_per_entity_and_decides_without_a_joint_read()
     assert len(model.calls) == 2
 
 
+async def test_a_date_read_without_its_year_is_completed_from_the_source_that_states_it() -> None:
+    # the 1.5B answered "May 21" over "(born May 21, 1945)": no year, so nothing was settled
+    model = ScriptedChatModel()
+    model.on("Answer for Ernst Messerschmid", "May 21").on("Answer for Philippe Perrin", "10 August 1964")
+    sources = [
+        source("Ernst Messerschmid", "Ernst Willi Messerschmid (born May 21, 1945) is a German physicist."),
+        source("Philippe Perrin", "Philippe Perrin (La Tronche, 10 August 1964) is a French artist."),
+    ]
+    question = "Between two scientists Ernst Messerschmid and Philippe Perrin, who is older?"
+
+    verdict = await read_each(
+        model, Comparison("earlier", ["Ernst Messerschmid", "Philippe Perrin"]), question, sources
+    )
+
+    assert verdict.facts["Ernst Messerschmid"] == "May 21, 1945"
+    assert verdict.answer == "Ernst Willi Messerschmid"
+    unstated = (
+        ScriptedChatModel().on("Answer for Ernst Messerschmid", "June 3").on("Answer for Philippe", "1964")
+    )
+    verdict = await read_each(
+        unstated, Comparison("earlier", ["Ernst Messerschmid", "Philippe Perrin"]), question, sources
+    )
+    assert verdict.facts["Ernst Messerschmid"] == "June 3" and verdict.answer is None, "no year is made up"
+
+
 def test_a_yes_no_or_choice_question_is_asked_of_each_entity() -> None:
     both = comparison_of("Were both Peter Duffell and Fred Niblo actors?")
     assert both is not None and entity_question(
