@@ -155,9 +155,7 @@ class Reading:
     settled: str | None = None  # the answer a comparison read entity by entity settled
     source_chars: int = 0  # the sources cut to this many characters of what matters (0: whole)
     steps: tuple[tuple[str, str], ...] = ()  # a broken chain's hops on the way: (question, answer)
-    today: str = (
-        ""  # the prompt's date: an answer that is only this date, no source giving it, is asked again
-    )
+    today: str = ""  # the prompt's date: an answer that is only this date, no source giving it, is asked again
     said: str = ""  # what the sources and the question say (where such a date would have to stand)
     quote_from: tuple[Evidence, ...] = ()  # the sources a short answer may be explained by quoting
     question: str = ""  # what the quoted sentence must be about (the resolved question)
@@ -378,9 +376,7 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
             source_chars=cut,
             steps=() if full else steps,
             today=state.get("today", ""),
-            said=""
-            if direct or about_now(resolved_query(state))
-            else said_by(sources, resolved_query(state)),
+            said="" if direct or about_now(resolved_query(state)) else said_by(sources, resolved_query(state)),
             quote_from=tuple(sources) if quotable else (),
             question=resolved_query(state),
         )
