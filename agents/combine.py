@@ -33,13 +33,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.compare import (
+    MIN_NAME_SHARE,
     NUMBER,
-    WORDS,
     YEAR,
     Comparison,
     Verdict,
     comparison_of,
     date_key,
+    name_share,
+    names,
     read_entities,
     settle,
     sources_about,
@@ -57,7 +59,6 @@ log = logging.getLogger(__name__)
 
 BARE_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 SETTLED_IN_CODE = ("earlier", "later", "more", "less")  # facts a lookup returns; yes/no ones it does not
-MIN_NAME_SHARE = 0.5  # of an entity's words a lookup must name to be that entity's
 LONGEST_CONSTANT = 3  # pi, e, tau, inf: a longer bare name in an expression is a word
 
 
@@ -138,12 +139,6 @@ def value_of(form: str, fact: str) -> str | None:
     return numbers[0].replace(",", "") if len(numbers) == 1 else None
 
 
-def name_share(entity: str, text: str) -> float:
-    """The share of the entity's words that ``text`` holds (any case)."""
-    words = {word.lower() for word in WORDS.findall(entity)}
-    return len(words & {word.lower() for word in WORDS.findall(text)}) / max(len(words), 1)
-
-
 def stated(form: str, entity: str, lookup: Lookup) -> bool:
     """Whether the lookup's value is written in a passage it read that names the entity (a misread
     year is not, nor the year of another article the search found instead)."""
@@ -208,11 +203,7 @@ async def read_lookups(
         named = owners(entity, lookups)
         if len(named) != 1 or any(named[0] is item for item in used):
             return None
-        about = [
-            p
-            for p in named[0].passages or ()
-            if name_share(entity, f"{p['title']} {p['content']}") >= MIN_NAME_SHARE
-        ]
+        about = [p for p in named[0].passages or () if names(entity, p)]
         if not about:  # it read nothing that names the entity: another article's facts
             return None
         used.append(named[0])

@@ -43,6 +43,7 @@ OPENING = re.compile(r"^(.{2,90}?)\s+(?:\(|is\b|was\b|are\b|were\b)")
 HONORIFICS = re.compile(r"^((sir|dame|dr|prof|professor|mr|mrs|ms|lord|lady|saint|st)\.?\s+)+", re.IGNORECASE)
 WORDS = re.compile(r"\w+")
 MAX_NAME_WORDS = 8
+MIN_NAME_SHARE = 0.5  # of an entity's words a text must hold to be about that entity
 SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 YEAR = re.compile(r"\b(\d{3,4})\b")
 DAY = re.compile(r"\b([0-3]?\d)(?:st|nd|rd|th)?\b")
@@ -124,14 +125,28 @@ def date_key(text: str) -> tuple[int, int, int] | None:
     return year, month, day
 
 
-def completed_date(fact: str, sources: list[Evidence]) -> str:
-    """A date read without its year completed from the source that writes it whole: asked for
-    Ernst Messerschmid's date over "(born May 21, 1945)" the 1.5B answers "May 21", which no year
-    settles; the source's "May 21, 1945" does. Any other reading is kept as read."""
+def name_share(entity: str, text: str) -> float:
+    """The share of the entity's words that ``text`` holds (any case)."""
+    words = {word.lower() for word in WORDS.findall(entity)}
+    return len(words & {word.lower() for word in WORDS.findall(text)}) / max(len(words), 1)
+
+
+def names(entity: str, source: Evidence) -> bool:
+    """Whether the source's title and text hold at least half of the entity's words."""
+    return name_share(entity, f"{source['title']} {source['content']}") >= MIN_NAME_SHARE
+
+
+def completed_date(fact: str, entity: str, sources: list[Evidence]) -> str:
+    """A date read without its year completed from a source about the entity that writes it whole:
+    asked for Ernst Messerschmid's date over "(born May 21, 1945)" the 1.5B answers "May 21", which
+    no year settles; the source's "May 21, 1945" does. Only a source naming the entity counts: a
+    "November 25" read for Shifty Shellshock is not completed from Thomas D. Singleton's
+    "November 25, 1833". Any other reading is kept as read."""
     if not fact.strip() or date_key(fact) is not None:
         return fact
     written = re.compile(re.escape(fact.strip(" .,")) + r"(?:st|nd|rd|th)?,?\s+\d{3,4}\b", re.IGNORECASE)
-    whole = next((match.group() for source in sources if (match := written.search(source["content"]))), None)
+    about = (source for source in sources if names(entity, source))
+    whole = next((match.group() for source in about if (match := written.search(source["content"]))), None)
     return whole or fact
 
 
@@ -296,7 +311,11 @@ async def read_entities(
         prompt = entity_prompt(comparison, question, entity, by_entity[entity])
         reply = await bound.ainvoke([system, HumanMessage(content=prompt)])
         fact = short_of(strip_thinking(message_text(reply)))
-        return completed_date(fact, by_entity[entity]) if comparison.form in ("earlier", "later") else fact
+        return (
+            completed_date(fact, entity, by_entity[entity])
+            if comparison.form in ("earlier", "later")
+            else fact
+        )
 
     found = await asyncio.gather(*(read(entity) for entity in comparison.entities))
     facts = dict(zip(comparison.entities, found, strict=True))

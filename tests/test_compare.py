@@ -142,6 +142,30 @@ async def test_a_date_read_without_its_year_is_completed_from_the_source_that_st
     assert verdict.facts["Ernst Messerschmid"] == "June 3" and verdict.answer is None, "no year is made up"
 
 
+async def test_a_date_is_not_completed_from_an_article_about_someone_else() -> None:
+    # the search for Shifty Shellshock found Thomas D. Singleton's article; completed from it,
+    # "November 25" became 1833 and settled "Who is older?" wrongly
+    model = ScriptedChatModel()
+    model.on("Answer for Carrie Akre", "May 19, 1968").on("Answer for Shifty Shellshock", "November 25")
+    sources = [
+        source("Carrie Akre", "Carrie Akre (born May 19, 1968) is an American singer."),
+        source(
+            "Thomas D. Singleton",
+            "Thomas Day Singleton (Birth date unknown – November 25, 1833) was a United States Representative.",
+        ),
+    ]
+
+    verdict = await read_each(
+        model,
+        Comparison("earlier", ["Carrie Akre", "Shifty Shellshock"]),
+        "Who is older Carrie Akre or Shifty Shellshock?",
+        sources,
+    )
+
+    assert verdict.facts["Shifty Shellshock"] == "November 25"
+    assert verdict.answer is None, "left open for the Writer to read the question whole"
+
+
 def test_a_yes_no_or_choice_question_is_asked_of_each_entity() -> None:
     both = comparison_of("Were both Peter Duffell and Fred Niblo actors?")
     assert both is not None and entity_question(
