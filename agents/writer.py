@@ -17,13 +17,13 @@ prompt, and a quantity the plan computed answers a "how many" question (``agents
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from agents.answer_check import Reading, borrowed_date, not_the_answer
 from agents.answer_form import is_open_question
 from agents.chain_answer import (
     UNKNOWN,
@@ -38,9 +38,8 @@ from agents.citations import check_citations
 from agents.compare import Verdict, cited_facts, comparison_of, read_each
 from agents.evidence import newest_first
 from agents.facets import answer_choices, is_yes_no_question
-from agents.focus import focus_passages, terms
+from agents.focus import focus_passages
 from agents.plan_answer import plan_findings, plan_reasons, plan_settled, plan_verdict
-from agents.prompt_date import borrows_today
 from agents.quote import quoted_reason
 from agents.recall import remember
 from agents.short_answer import explanation_of, short_of
@@ -146,21 +145,6 @@ def build_answer(text: str, sources: list[Evidence], missing: list[str], short: 
     }
 
 
-@dataclass(frozen=True)
-class Reading:
-    """How the Writer answers this turn."""
-
-    direct: bool  # without sources, from the model's own knowledge
-    full: bool = False  # an open question: a one-sentence summary, then the answer in full
-    settled: str | None = None  # the answer a comparison read entity by entity settled
-    source_chars: int = 0  # the sources cut to this many characters of what matters (0: whole)
-    steps: tuple[tuple[str, str], ...] = ()  # a broken chain's hops on the way: (question, answer)
-    today: str = ""  # the prompt's date: an answer that is only this date, no source giving it, is asked again
-    said: str = ""  # what the sources and the question say (where such a date would have to stand)
-    quote_from: tuple[Evidence, ...] = ()  # the sources a short answer may be explained by quoting
-    question: str = ""  # what the quoted sentence must be about (the resolved question)
-
-
 async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> tuple[str, str, str | None]:
     """The short answer, then its explanation: two turns of one conversation.
 
@@ -212,35 +196,6 @@ async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> t
         log.warning("the Writer's explanation failed (%s); answering with the short answer", problem)
         return short, short, problem
     return short, explanation_of(decode_entities(strip_thinking(message_text(second)))), None
-
-
-def not_the_answer(short: str, reading: Reading) -> HumanMessage | None:
-    """The turn that asks the Writer again when its short answer is not an answer to the question:
-    a step's answer on the way (:func:`step_answered`), or only the date its prompt gave
-    (:func:`agents.prompt_date.borrows_today`); None when it stands."""
-    step = step_answered(short, reading.steps)
-    if step is not None:
-        log.info("the Writer answered with step %r's answer %r: asked again", *step)
-        return HumanMessage(content=render("writer_not_a_step", step=step[0], answer=step[1]))
-    if borrowed_date(short, reading):
-        log.info("the Writer answered with today's date %r, which no source gives: asked again", short)
-        return HumanMessage(content=render("writer_not_today", answer=short))
-    return None
-
-
-def borrowed_date(short: str, reading: Reading) -> bool:
-    """Whether ``short`` is only the date the prompt gave, which nothing the Writer read says."""
-    return bool(reading.said) and borrows_today(short, reading.today, reading.said)
-
-
-def step_answered(short: str, steps: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
-    """The (question, answer) of the chain step whose answer ``short`` repeats, if any.
-
-    In a chain each step's answer is what the next step asks about ("Who wrote The Story?" →
-    Brandi Carlile → "Who is the performer of …"), so it is not what the whole question asks.
-    """
-    said = terms(short)
-    return next((step for step in steps if said and terms(step[1]) == said), None)
 
 
 def _prompt(

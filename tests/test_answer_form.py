@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from agents.answer_check import Reading
 from agents.answer_form import is_open_question
-from agents.writer import FULL_TOKENS, Reading, answer_first
+from agents.writer import FULL_TOKENS, answer_first
 from evals.baseline import Baselines
 from tests.conftest import Team, run
 from tests.support.fakes import MASTER, WRITER, ScriptedChatModel, assessment

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agents.answer_check import Reading
 from agents.prompt_date import borrows_today, full_date
-from agents.writer import Reading, answer_first
+from agents.writer import answer_first
 from tests.support.fakes import ScriptedChatModel
 
 TODAY = "Sunday, 2026-11-22 UTC"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agents.answer_check import Reading
 from agents.quote import MAX_QUOTE_CHARS, quoted_reason
-from agents.writer import Reading, answer_first
+from agents.writer import answer_first
 from core.state import Evidence
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import (
