@@ -4,7 +4,8 @@ The Writer's first turn asks for the answer alone; a small model sometimes answe
 the question does not ask for: the answer of a step on the way, today's date from its prompt, or
 the words of the question itself ("What German computer repair technician may have inspired Diary
 of a Cannibal?" → "computer repair technician", with "Armin Meiwes ... is a German computer repair
-technician" among its sources). Each is asked again once, in the same conversation.
+technician" among its sources). Each is asked again once, in the same conversation; a reply to
+that which only copies the question does not replace the first (:func:`what_stands`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from agents.chain_answer import UNKNOWN
 from agents.facets import answer_choices, is_yes_no_question
 from agents.focus import terms
 from agents.prompt_date import borrows_today
+from agents.short_answer import short_of
 from core.state import Evidence
 from prompts import render
 
@@ -60,6 +62,25 @@ def not_the_answer(short: str, reading: Reading) -> HumanMessage | None:
         log.info("the Writer answered %r, words of the question alone: asked again", short)
         return HumanMessage(content=render("writer_not_the_question", answer=short))
     return None
+
+
+def what_stands(first: str, again: str, reading: Reading) -> str:
+    """The reply that stands after asking again: ``again``, unless it is today's date once more
+    (then "unknown": no source gives a date) or a phrase copied from the question where the first
+    reply was not (then the first: asked for something other than a step's answer, the 1.5B
+    answered "British rock band" where the step had found Dire Straits, which the question asked for).
+    """
+    if borrowed_date(short_of(again), reading):
+        log.info("the Writer gave today's date again; the sources do not say")
+        return UNKNOWN
+    if restates_question(short_of(again), reading.question) and not restates_question(
+        short_of(first), reading.question
+    ):
+        log.info(
+            "asked again, the Writer copied the question (%r): %r stands", short_of(again), short_of(first)
+        )
+        return first
+    return again
 
 
 def borrowed_date(short: str, reading: Reading) -> bool:

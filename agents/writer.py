@@ -23,10 +23,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from agents.answer_check import Reading, borrowed_date, not_the_answer
+from agents.answer_check import Reading, not_the_answer, what_stands
 from agents.answer_form import is_open_question
 from agents.chain_answer import (
-    UNKNOWN,
     broken_chain_sources,
     chain_reasons,
     chain_record,
@@ -176,10 +175,7 @@ async def answer_first(model: BaseChatModel, prompt: str, reading: Reading) -> t
         reply = await model.bind(max_tokens=SHORT_TOKENS, temperature=0).ainvoke(
             [system, question, AIMessage(content=first_text), again]
         )
-        first_text = decode_entities(strip_thinking(message_text(reply)))
-        if borrowed_date(short_of(first_text), reading):  # the same date again: no source gives one
-            log.info("the Writer gave today's date again; the sources do not say")
-            first_text = UNKNOWN
+        first_text = what_stands(first_text, decode_entities(strip_thinking(message_text(reply))), reading)
     short = short_of(first_text)
     quote = quoted_reason(short, reading.quote_from, reading.question) if reading.quote_from else None
     if quote is not None:  # the source's own sentence explains the answer: no second turn

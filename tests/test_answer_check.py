@@ -55,3 +55,20 @@ async def test_an_answer_that_names_something_new_is_not_asked_again() -> None:
 
     assert short == "Dire Straits"
     assert not any(NOT_THE_QUESTION in call.prompt for call in model.calls)
+
+
+NOT_A_STEP = "found on the way, not the answer to the question"
+
+
+async def test_a_steps_answer_stands_when_asked_again_the_writer_copies_the_question() -> None:
+    # the split's first step asked what the question asks; its second found nothing: the chain broke
+    question = f"{QUESTION[:-1]} which also featured a song with the same title?"
+    steps = (("What British rock band released the album Brothers in Arms in 1985?", "Dire Straits"),)
+    model = ScriptedChatModel()
+    model.on(EXPLAIN, "Dire Straits released it [1].").on(NOT_A_STEP, "British rock band")
+    model.on("Question:", "Dire Straits")
+
+    short, _, _ = await answer_first(model, PROMPT, Reading(direct=False, steps=steps, question=question))
+
+    assert any(NOT_A_STEP in call.prompt for call in model.calls), "asked again: a step's answer"
+    assert short == "Dire Straits", "the reply that copies the question does not replace it"
