@@ -38,9 +38,8 @@ class Reading:
     settled: str | None = None  # the answer a comparison read entity by entity settled
     source_chars: int = 0  # the sources cut to this many characters of what matters (0: whole)
     steps: tuple[tuple[str, str], ...] = ()  # a broken chain's hops on the way: (question, answer)
-    today: str = (
-        ""  # the prompt's date: an answer that is only this date, no source giving it, is asked again
-    )
+    # the prompt's date: an answer that is only this date, no source giving it, is asked again
+    today: str = ""
     said: str = ""  # what the sources and the question say (where such a date would have to stand)
     quote_from: tuple[Evidence, ...] = ()  # the sources a short answer may be explained by quoting
     question: str = ""  # what the quoted sentence must be about (the resolved question)
