@@ -91,12 +91,39 @@ def cmd_curate(args: argparse.Namespace) -> int:
         tasks = {t.id: t for t in mix}
     else:  # a missing file: no tasks here, and curate says so
         tasks = _tasks_of(root, load_records(trajectories), trajectories)
+    limits = parse_reference_limits(args.reference_limit, {t.category for t in tasks.values()})
+    if limits and not args.references:
+        raise ValueError("--reference-limit caps reference trajectories: add --references")
     counts = curate(
-        trajectories, tasks, Scorer(root), work / CURATED, args.per_task, references=args.references
+        trajectories,
+        tasks,
+        Scorer(root),
+        work / CURATED,
+        args.per_task,
+        references=args.references,
+        reference_limits=limits,
     )
     (work / CURATION_REPORT).write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
     echo(json.dumps(counts, indent=2))
     return 0
+
+
+def parse_reference_limits(given: list[str] | None, categories: set[str]) -> dict[str, int]:
+    """``CATEGORY=N`` options as a mapping, each category one of ``categories``.
+
+    Raises:
+        ValueError: On a malformed option, a negative N or a category with no training task.
+    """
+    limits: dict[str, int] = {}
+    for option in given or []:
+        category, _, number = option.partition("=")
+        if not number.strip().isdigit():
+            raise ValueError(f"--reference-limit takes CATEGORY=N with N a whole number ≥ 0, not {option!r}")
+        if category not in categories:
+            known = ", ".join(sorted(categories))
+            raise ValueError(f"--reference-limit: no training category {category!r} (known: {known})")
+        limits[category] = int(number)
+    return limits
 
 
 def _curated_examples(work: Path) -> list[Any]:
@@ -195,6 +222,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="every training task without a kept trajectory gets its reference call as target (no"
         " thought); needs no synthesis",
+    )
+    cur.add_argument(
+        "--reference-limit",
+        action="append",
+        metavar="CATEGORY=N",
+        help="at most N reference trajectories of CATEGORY (repeatable), to balance declining, single"
+        " and parallel calls",
     )
     cur.set_defaults(func=guard_bfcl(cmd_curate))
 

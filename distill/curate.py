@@ -4,15 +4,19 @@ Reads ``trajectories.jsonl`` (:mod:`distill.synthesize`), judges every sample
 (:mod:`distill.judges`), and writes ``curated.jsonl`` (per task, the distinct passing call sets,
 the one most samples agree on first: self-consistency) and ``curation.json`` with the number of
 trajectories left after each stage. With ``references``, every training task left without a kept
-trajectory gets its reference trajectory instead (:mod:`distill.references`), judged alike.
-Curation is cheap and reruns from scratch.
+trajectory gets its reference trajectory instead (:mod:`distill.references`), judged alike, and
+``reference_limits`` caps how many a category gets (chosen by a hash of the task id, so a rerun
+keeps the same ones): the mix is balanced per behaviour, and ``curation.json`` reports how many
+targets decline, make one call or make several. Curation is cheap and reruns from scratch.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +38,11 @@ def curate(
     per_task: int = 1,
     *,
     references: bool = False,
+    reference_limits: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """Judge every trajectory of a known task; write the kept ones (and, with ``references``, a
-    reference trajectory for every task in ``tasks`` left without one); return the stage counts.
+    reference trajectory for every task in ``tasks`` left without one, at most
+    ``reference_limits[category]`` of a category); return the stage counts.
 
     Raises:
         FileNotFoundError: When ``trajectories`` does not exist and ``references`` is off
@@ -85,11 +91,13 @@ def curate(
         if references
         else []
     )
+    filled, left_out = _within_limits(filled, reference_limits or {})
     with open(out_path, "w", encoding="utf-8") as handle:
         for item in kept + filled:
             handle.write(json.dumps(item, ensure_ascii=False, default=str) + "\n")
     stages = ["answered", *CORRECTNESS_STAGES, *EFFICIENCY_STAGES]
-    left, counts = len(records), {"trajectories": len(records)}
+    left = len(records)
+    counts: dict[str, Any] = {"trajectories": left}
     for stage in stages:
         left -= lost[stage]
         counts[f"after_{stage}"] = left
@@ -98,8 +106,33 @@ def curate(
     counts["kept"] = len(kept)
     if references:
         counts["reference_trajectories"] = len(filled)
+        if left_out:
+            counts["reference_trajectories_left_out"] = dict(sorted(left_out.items()))
+    counts["targets"] = dict(Counter(behaviour(item["calls"]) for item in kept + filled))
     log.info("curation: %s", counts)
     return counts
+
+
+def behaviour(calls: list[Any]) -> str:
+    """What a target teaches: to decline (no call), one call, or several in parallel."""
+    return "decline" if not calls else "single" if len(calls) == 1 else "parallel"
+
+
+def _within_limits(
+    filled: list[dict[str, Any]], limits: Mapping[str, int]
+) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """At most ``limits[category]`` reference trajectories of each limited category, the ones whose
+    task id hashes lowest (stable across reruns); the rest and the count left out per category."""
+    by_hash = sorted(filled, key=lambda item: hashlib.sha256(item["task_id"].encode()).hexdigest())
+    taken: Counter[str] = Counter()
+    chosen: set[str] = set()
+    for item in by_hash:
+        category = item["category"]
+        if category not in limits or taken[category] < limits[category]:
+            taken[category] += 1
+            chosen.add(item["task_id"])
+    left_out = Counter(item["category"] for item in filled if item["task_id"] not in chosen)
+    return [item for item in filled if item["task_id"] in chosen], left_out
 
 
 def _reference_trajectories(tasks: list[BfclTask], scorer: Scorer) -> list[dict[str, Any]]:

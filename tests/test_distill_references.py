@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
+from app.distill_cli import parse_reference_limits
 from distill.curate import curate
 from distill.examples import examples_for
 from distill.references import reference_calls
@@ -113,3 +115,40 @@ def test_references_need_no_synthesis(
     assert counts["kept"] == 0 and counts["reference_trajectories"] == 3
     assert {row["task_id"] for row in rows} == set(tasks)
     assert {row["source"] for row in rows} == {"reference"}
+
+
+def test_a_reference_limit_caps_a_category_the_same_way_on_every_rerun(
+    tmp_path: Path,
+    bfcl_root: Path,  # noqa: F811
+) -> None:
+    declines = [dataclasses.replace(IRRELEVANT, id=f"irrelevance_{i}") for i in range(6)]
+    tasks = {t.id: t for t in (AREA, PARALLEL, *declines)}
+    missing, out = tmp_path / "trajectories.jsonl", tmp_path / "curated.jsonl"
+
+    counts = curate(missing, tasks, Scorer(bfcl_root), out, references=True)
+    assert counts["targets"] == {"single": 1, "parallel": 1, "decline": 6}
+
+    limited = curate(
+        missing, tasks, Scorer(bfcl_root), out, references=True, reference_limits={"irrelevance": 2}
+    )
+    first = [json.loads(line)["task_id"] for line in out.read_text().splitlines()]
+    assert limited["reference_trajectories"] == 4
+    assert limited["reference_trajectories_left_out"] == {"irrelevance": 4}
+    assert limited["targets"] == {"single": 1, "parallel": 1, "decline": 2}
+    assert {AREA.id, PARALLEL.id} <= set(first), "an unlimited category keeps all its references"
+
+    curate(missing, tasks, Scorer(bfcl_root), out, references=True, reference_limits={"irrelevance": 2})
+    assert [json.loads(line)["task_id"] for line in out.read_text().splitlines()] == first
+
+
+def test_a_reference_limit_option_names_a_training_category_and_a_count() -> None:
+    categories = {"irrelevance", "simple_python"}
+    assert parse_reference_limits(["irrelevance=78", "simple_python=0"], categories) == {
+        "irrelevance": 78,
+        "simple_python": 0,
+    }
+    assert parse_reference_limits(None, categories) == {}
+    with pytest.raises(ValueError, match="CATEGORY=N"):
+        parse_reference_limits(["irrelevance=-1"], categories)
+    with pytest.raises(ValueError, match="no training category 'irelevance'"):
+        parse_reference_limits(["irelevance=3"], categories)
