@@ -42,6 +42,7 @@ NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 OPENING = re.compile(r"^(.{2,90}?)\s+(?:\(|is\b|was\b|are\b|were\b)")
 HONORIFICS = re.compile(r"^((sir|dame|dr|prof|professor|mr|mrs|ms|lord|lady|saint|st)\.?\s+)+", re.IGNORECASE)
 WORDS = re.compile(r"\w+")
+MARKUP = re.compile(r"\s*[{\[<|=]")  # debris of wiki markup left in a corpus ("Tippett {'1': ", ...}")
 MAX_NAME_WORDS = 8
 MIN_NAME_SHARE = 0.5  # of an entity's words a text must hold to be about that entity
 SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
@@ -220,13 +221,14 @@ def full_name(entity: str, sources: list[Evidence]) -> str:
 
     Only a short opening that holds every word of the name (an initial stands for a word) counts,
     before " (" or " is"/" was"; titles ("Sir", "Dr."), letters after the name ("OM CBE") and a
-    trailing clause (", also Labrador", ", 377 U.S. 533") are left out.
+    trailing clause (", also Labrador", ", 377 U.S. 533") and markup debris are left out.
     """
     own = [source for source in sources if _titled(entity, source)]
     opening = OPENING.match(" ".join(own[0]["content"].split())) if own else None
     if opening is None:
         return entity
-    name = re.split(r",\s+(?=[^A-Z\s])", opening.group(1))[0]
+    name = MARKUP.split(opening.group(1))[0]
+    name = re.split(r",\s+(?=[^A-Z\s])", name)[0]
     name = HONORIFICS.sub("", name)
     name = re.sub(r"(\s+[A-Z]{2,4})+$", "", name).strip(" ,")
     words = [word.lower() for word in WORDS.findall(name)]

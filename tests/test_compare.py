@@ -198,6 +198,16 @@ def test_the_answer_takes_the_name_its_own_article_opens_with() -> None:
     assert full_name("Nowhere", sources) == "Nowhere"
 
 
+def test_the_name_stops_at_markup_left_in_the_corpus() -> None:
+    opening = "Sir Michael Kemp Tippett {'1': \", '2': \"} (2 January 1905 – 8 January 1998) was a composer."
+    sources = [
+        source("Michael Tippett", opening),
+        source("Masa Takayama", 'Masayoshi "Masa" Takayama (born 1954) is a Japanese chef.'),
+    ]
+    assert full_name("Michael Tippett", sources) == "Michael Kemp Tippett"
+    assert full_name("Masa Takayama", sources) == 'Masayoshi "Masa" Takayama', "quotes are part of a name"
+
+
 def test_the_name_leaves_out_titles_letters_and_trailing_clauses() -> None:
     sources = [
         source(
