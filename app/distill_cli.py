@@ -76,6 +76,7 @@ def cmd_curate(args: argparse.Namespace) -> int:
     """Judge the trajectories; write ``curated.jsonl`` and the counts at each stage."""
     from distill.curate import curate
     from distill.paths import CURATED, CURATION_REPORT, TRAJECTORIES, distill_dir
+    from distill.tasks import CONTRAST, default_categories
     from evals.bfcl_fetch import ensure_bfcl
     from evals.bfcl_score import Scorer
     from evals.run_records import load_records
@@ -85,9 +86,11 @@ def cmd_curate(args: argparse.Namespace) -> int:
     root = ensure_bfcl()
     work = distill_dir()
     trajectories = work / TRAJECTORIES
+    if args.contrast and not args.references:
+        raise ValueError("--contrast adds reference declines: add --references")
     if args.references:
         # Every training task can be a target: synthesis is optional, its trajectories preferred.
-        _, mix = _train_tasks(None, None)
+        _, mix = _train_tasks([*default_categories(), CONTRAST] if args.contrast else None, None)
         tasks = {t.id: t for t in mix}
     else:  # a missing file: no tasks here, and curate says so
         tasks = _tasks_of(root, load_records(trajectories), trajectories)
@@ -222,6 +225,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="every training task without a kept trajectory gets its reference call as target (no"
         " thought); needs no synthesis",
+    )
+    cur.add_argument(
+        "--contrast",
+        action="store_true",
+        help="with --references, also decline each simple_python training question paired with an"
+        " unrelated function (category contrast_irrelevance), so the student learns to look at the function",
     )
     cur.add_argument(
         "--reference-limit",

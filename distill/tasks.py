@@ -5,14 +5,26 @@ bundled-tool task set (``evals/data/bundled_tools``: requests over the bundled M
 specs, ``evals/bundled_tools.py``). Both are split by the same id hash, so each keeps a dev and test
 part the student never trains on. A category is read from the bundled set when that set has it,
 else from BFCL's data.
+
+:data:`CONTRAST` is a category made here: each simple_python question paired with another task's
+function that shares no word with it, to be declined. BFCL's irrelevance questions never come
+with a function that fits them, so a student can learn to decline by how a question reads; the
+same question with and without a fitting function teaches it to look at the function (the
+irrelevance augmentation of Hammer, Lin et al. 2024).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from evals.bfcl_data import BUNDLED_TOOLS_DIR, DEFAULT_CATEGORIES, BfclTask, available_categories, load_tasks
+
+CONTRAST = "contrast_irrelevance"
+CONTRAST_SOURCE = "simple_python"
+WORD = re.compile(r"[a-z]{3,}")
 
 
 def bundled_categories() -> tuple[str, ...]:
@@ -37,6 +49,35 @@ def load_mix(
     bundled = bundled_categories()
     tasks: list[BfclTask] = []
     for category in dict.fromkeys(categories or default_categories()):
+        if category == CONTRAST:
+            tasks += contrast_tasks(load_tasks(bfcl_data, (CONTRAST_SOURCE,), split, None))[:n]
+            continue
         source = BUNDLED_TOOLS_DIR if category in bundled else bfcl_data
         tasks += load_tasks(source, (category,), split, n)
     return tasks
+
+
+def contrast_tasks(tasks: list[BfclTask]) -> list[BfclTask]:
+    """Each task's question with the functions of the next task (in id-hash order) whose function
+    names share no word with the question, to be declined; a task with no such partner is left out.
+    Only ``tasks``' own functions are used, so a split's contrast tasks stay inside that split."""
+    ordered = sorted(tasks, key=lambda task: hashlib.sha256(task.id.encode()).hexdigest())
+    made = []
+    for index, task in enumerate(ordered):
+        asked = set(WORD.findall(_question(task).lower()))
+        others = ordered[index + 1 :] + ordered[:index]
+        partner = next((other for other in others if not _name_words(other) & asked), None)
+        if partner is not None:
+            made.append(BfclTask(f"{CONTRAST}_{task.id}", CONTRAST, task.messages, partner.functions))
+    return made
+
+
+def _question(task: BfclTask) -> str:
+    return " ".join(str(m.get("content", "")) for m in task.messages if m.get("role") == "user")
+
+
+def _name_words(task: BfclTask) -> set[str]:
+    """The words of a task's function names (``geometry.circumference`` → geometry, circumference)."""
+    return {
+        word for function in task.functions for word in WORD.findall(str(function.get("name", "")).lower())
+    }

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from app.distill_cli import _tasks_of
 from distill.curate import curate
-from distill.tasks import bundled_categories, default_categories, load_mix
+from distill.references import reference_calls
+from distill.tasks import CONTRAST, bundled_categories, contrast_tasks, default_categories, load_mix
 from evals.bfcl_data import BUNDLED_TOOLS_DIR, DEFAULT_CATEGORIES, split_of
 from evals.bfcl_fetch import BfclDataError
 from evals.bfcl_score import Scorer
@@ -63,3 +65,32 @@ def test_a_right_call_on_a_bundled_task_is_curated(
     assert counts["trajectories"] == 2 and counts["kept"] == 1
     kept = json.loads((tmp_path / "curated.jsonl").read_text(encoding="utf-8"))
     assert kept["task_id"] == task.id and BUNDLED_TOOLS_DIR.is_dir()
+
+
+def test_a_contrast_task_asks_a_training_question_with_a_function_that_shares_no_word_with_it(
+    bfcl_root: Path,  # noqa: F811
+) -> None:
+    simple = load_mix(FIXTURE_DATA, ["simple_python"], split="all")
+    made = contrast_tasks(simple)
+    assert made, "the fixture's simple tasks pair up"
+    by_id = {task.id: task for task in simple}
+    for task in made:
+        source = by_id[task.id.removeprefix(f"{CONTRAST}_")]
+        assert task.category == CONTRAST and task.relevance_only and task.answer is None
+        assert task.messages == source.messages and task.functions != source.functions
+        names = " ".join(f["name"] for f in task.functions).lower()
+        question = task.messages[-1]["content"].lower()
+        assert not {w for w in re.findall(r"[a-z]{3,}", names)} & set(re.findall(r"[a-z]{3,}", question))
+    assert [t.id for t in contrast_tasks(list(reversed(simple)))] == [t.id for t in made], "stable"
+    assert reference_calls(made[0]) == [], "a contrast task's reference declines"
+
+
+def test_contrast_tasks_come_only_from_the_split_asked_for() -> None:
+    simple = load_mix(FIXTURE_DATA, ["simple_python"], split="all")
+    split_by_functions = {json.dumps(t.functions): split_of(t.id) for t in simple}
+    made = {split: load_mix(FIXTURE_DATA, [CONTRAST], split=split) for split in ("train", "dev", "test")}
+    assert sum(map(len, made.values())) > 0
+    for split, tasks in made.items():
+        for task in tasks:
+            assert split_of(task.id.removeprefix(f"{CONTRAST}_")) == split
+            assert split_by_functions[json.dumps(task.functions)] == split, "a partner from the same split"
