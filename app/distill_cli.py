@@ -83,11 +83,11 @@ def cmd_curate(args: argparse.Namespace) -> int:
 
     if args.per_task < 1:
         raise ValueError("--per-task takes a positive number")
+    if args.contrast and not args.references:
+        raise ValueError("--contrast adds reference declines: add --references")
     root = ensure_bfcl()
     work = distill_dir()
     trajectories = work / TRAJECTORIES
-    if args.contrast and not args.references:
-        raise ValueError("--contrast adds reference declines: add --references")
     if args.references:
         # Every training task can be a target: synthesis is optional, its trajectories preferred.
         _, mix = _train_tasks([*default_categories(), CONTRAST] if args.contrast else None, None)
@@ -230,7 +230,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--contrast",
         action="store_true",
         help="with --references, also decline each simple_python training question paired with an"
-        " unrelated function (category contrast_irrelevance), so the student learns to look at the function",
+        " unrelated function (category contrast_irrelevance), meant to make the student look at the function",
     )
     cur.add_argument(
         "--reference-limit",

@@ -12,7 +12,6 @@ targets decline, make one call or make several. Curation is cheap and reruns fro
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections import Counter, defaultdict
@@ -24,6 +23,7 @@ from distill.judges import CORRECTNESS_STAGES, EFFICIENCY_STAGES, judge_correct,
 from distill.references import reference_calls
 from evals.bfcl_data import BfclTask
 from evals.bfcl_score import Scorer
+from evals.data_files import id_rank
 from evals.executor_prompts import target_text
 from evals.run_records import load_records
 
@@ -123,7 +123,7 @@ def _within_limits(
 ) -> tuple[list[dict[str, Any]], Counter[str]]:
     """At most ``limits[category]`` reference trajectories of each limited category, the ones whose
     task id hashes lowest (stable across reruns); the rest and the count left out per category."""
-    by_hash = sorted(filled, key=lambda item: hashlib.sha256(item["task_id"].encode()).hexdigest())
+    by_hash = sorted(filled, key=lambda item: id_rank(item["task_id"]))
     taken: Counter[str] = Counter()
     chosen: set[str] = set()
     for item in by_hash:

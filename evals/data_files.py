@@ -25,6 +25,11 @@ def json_lines(path: Path, error: type[Exception]) -> Iterator[tuple[int, Any]]:
                 raise error(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
 
 
+def id_rank(key: str) -> str:
+    """A sort key fixed by the sha256 of ``key``: a stable order that does not follow file order."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 def id_bucket(salt: str, key: str, buckets: int) -> int:
     """A bucket in ``[0, buckets)`` fixed by a salted sha256 of ``key`` (a split that never moves)."""
     digest = hashlib.sha256(f"{salt}{key}".encode()).digest()

@@ -67,9 +67,7 @@ def test_a_right_call_on_a_bundled_task_is_curated(
     assert kept["task_id"] == task.id and BUNDLED_TOOLS_DIR.is_dir()
 
 
-def test_a_contrast_task_asks_a_training_question_with_a_function_that_shares_no_word_with_it(
-    bfcl_root: Path,  # noqa: F811
-) -> None:
+def test_a_contrast_task_asks_a_training_question_with_a_function_that_shares_no_word_with_it() -> None:
     simple = load_mix(FIXTURE_DATA, ["simple_python"], split="all")
     made = contrast_tasks(simple)
     assert made, "the fixture's simple tasks pair up"
