@@ -14,7 +14,7 @@ from typing import Any
 from app.commands import Handler, command_group, echo, guarded
 from evals.bfcl_data import DEFAULT_CATEGORIES, SPLITS, TOOL_DOCS, is_relevance
 from evals.bfcl_fetch import BfclDataError
-from evals.bfcl_run import MODES
+from evals.bfcl_run import MODES, SCHEMA_MODE
 from models.config import ROLES, ConfigError
 
 log = logging.getLogger(__name__)
@@ -25,6 +25,7 @@ def _command(args: argparse.Namespace, categories: tuple[str, ...]) -> str:
     words = ["aisearch", "eval", "bfcl", "--role", args.role, "--split", args.split]
     words += ["--mode", args.mode] if args.mode != "fc" else []
     words += ["--tool-docs", args.tool_docs] if args.tool_docs != "original" else []
+    words += ["--margins"] if args.margins else []
     for category in categories if categories != DEFAULT_CATEGORIES else ():
         words += ["--category", category]
     for flag in ("model", "base_url", "n", "data_dir", "run"):
@@ -46,6 +47,10 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     categories = tuple(dict.fromkeys(args.category or DEFAULT_CATEGORIES))
     if args.n is not None and args.n < 1:
         raise ValueError("--n takes a positive number of tasks per category")
+    if args.margins and args.mode != SCHEMA_MODE:
+        raise ValueError(
+            f"--margins reads the deciding token of the {SCHEMA_MODE} mode; add --mode {SCHEMA_MODE}"
+        )
     needs_checker = not all(is_relevance(c) for c in categories)
     root = ensure_bfcl() if args.data_dir is None or needs_checker else None  # fail fast, before the model
     data = Path(args.data_dir).expanduser() if args.data_dir else data_dir(root or ensure_bfcl())
@@ -81,6 +86,7 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
         refined_documents=refined_documents,
         stale_refinements=stale,
         timeout_s=args.timeout or role.timeout_s,
+        margins=args.margins,
         command=_command(args, categories),
     )
     if args.data_dir:
@@ -168,6 +174,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="original: the functions' own descriptions (default); refined: the document DRAFT refined "
         "from a function's description where one is stored (`aisearch tools refine SERVER`), for "
         "functions named like the refined tools (server.tool)",
+    )
+    bfcl.add_argument(
+        "--margins",
+        action="store_true",
+        help="schema mode: ask for log-probabilities and record each reply's decline margin (how "
+        "strongly the model leans to calling nothing) and their AUC, irrelevance against the rest",
     )
     bfcl.add_argument("--run", help="run name under results (or a path); default from date, role, model")
     bfcl.add_argument("--fresh", action="store_true", help="start the run over instead of resuming it")

@@ -7,7 +7,8 @@ reply), ``by_category`` (the same keys per category), ``sources`` (how the calls
 ``tool_calls``, ``text`` or ``none``), ``error_types`` (BFCL's reasons), and the run's config
 (role, model, endpoint, split, data, the tool documents shown — ``tool_docs``, and with refined
 documents ``refined_documents``, the functions that had one, and ``stale_refinements`` — command,
-date, versions, machine).
+date, versions, machine); with decline margins recorded, ``decline_margins``
+(:func:`evals.decline_margin.margin_summary`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from evals.decline_margin import margin_summary
 from evals.stats import percentile
 
 FAILURES_SHOWN = 10
@@ -43,6 +45,7 @@ def summarise(records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str
     by_category = {c: _block([r for r in records if r["category"] == c]) for c in categories}
     overall = _block(records)
     accuracies = [b["accuracy"] for b in by_category.values() if b["accuracy"] is not None]
+    margins = margin_summary(records)
     return {
         **overall,
         "micro_accuracy": overall["accuracy"],
@@ -51,6 +54,7 @@ def summarise(records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str
         "sources": dict(Counter(r.get("source", "none") for r in records)),
         "error_types": dict(Counter(r["error_type"] for r in records if r.get("error_type")).most_common()),
         "config": config,
+        **({"decline_margins": margins} if margins else {}),
     }
 
 
@@ -72,6 +76,19 @@ def _tool_docs(config: dict[str, Any]) -> str:
     if stale:
         text += f"; refined from another original, not shown: {', '.join(f'`{name}`' for name in stale)}"
     return text
+
+
+def _margins(margins: dict[str, Any]) -> str:
+    """The decline margins in one paragraph: their ranking (AUC) and each category's lean."""
+    auc = margins.get("auc")
+    parts = [
+        f"{name} {block['leaning_to_decline']} of {block['n']} (median {block['median']:+.2f})"
+        for name, block in margins["by_category"].items()
+    ]
+    return (
+        f"Decline margins (log-odds of declining at the deciding token): AUC irrelevance vs the rest "
+        f"{'–' if auc is None else f'{auc:.3f}'}; leaning to decline: " + ", ".join(parts) + "."
+    )
 
 
 def markdown(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
@@ -110,6 +127,8 @@ def markdown(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
         "",
         "Calls read from: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["sources"].items())),
     ]
+    if margins := summary.get("decline_margins"):
+        lines += ["", _margins(margins)]
     if summary["error_types"]:
         lines += ["", "Why tasks were wrong (BFCL's error types):"]
         lines += [f"- `{kind}`: {count}" for kind, count in summary["error_types"].items()]

@@ -8,7 +8,9 @@ Each task is one step: the question's messages go to the chat model once, in one
   calls asked for as ``[func(a=1), ...]``; no ``tools`` are sent;
 * ``thought`` / ``nothought``: the distilled executor's JSON prompts (:mod:`evals.executor_prompts`);
 * ``schema``: ``nothought``'s prompt with its reply constrained to the task's functions by a JSON
-  schema (``response_format``), the way the graph's executor asks for its calls.
+  schema (``response_format``), the way the graph's executor asks for its calls. With ``margins``
+  the endpoint's log-probabilities are asked for too, and each record keeps its decline margin
+  (:mod:`evals.decline_margin`).
 
 The reply's ``tool_calls``, or the calls written in its text, are scored by BFCL's checker
 (:mod:`evals.bfcl_score`). The step's wall time is its latency. An endpoint error or a timeout is
@@ -41,6 +43,7 @@ from evals.bfcl_data import DEFAULT_CATEGORIES, BfclTask, split_of
 from evals.bfcl_fetch import BFCL_PACKAGE, BFCL_VERSION
 from evals.bfcl_schema import ToolSet
 from evals.bfcl_score import Scorer
+from evals.decline_margin import TOP_LOGPROBS, decline_margin, reply_logprobs
 from evals.executor_prompts import EXECUTOR_MODES, calls_response_format, executor_system_prompt
 from evals.qa_runner import check_resume, environment, finished_ids
 from evals.run_dirs import RESULTS_DIR
@@ -83,6 +86,7 @@ class BfclOptions:
     tool_docs: str = "original"  # or "refined": the functions' DRAFT-refined documents where stored
     refined_documents: dict[str, str] = field(default_factory=dict)  # function -> refined document's hash
     stale_refinements: list[str] = field(default_factory=list)  # refined from another original: not shown
+    margins: bool = False  # schema mode: record each reply's decline margin (asks for log-probabilities)
     run_dir: Path | None = None
     command: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -127,17 +131,27 @@ def _text(message: Any) -> str:
 
 
 async def run_task(
-    model: BaseChatModel, task: BfclTask, scorer: Scorer, timeout_s: float, mode: str = "fc"
+    model: BaseChatModel,
+    task: BfclTask,
+    scorer: Scorer,
+    timeout_s: float,
+    mode: str = "fc",
+    *,
+    margins: bool = False,
 ) -> dict[str, Any]:
-    """One task end to end: ask, read the calls, score; an endpoint failure becomes the record's ``failure``."""
+    """One task end to end: ask, read the calls, score; an endpoint failure becomes the record's
+    ``failure``. With ``margins`` (schema mode only) the record keeps its ``decline_margin``."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
+    if margins and mode != SCHEMA_MODE:
+        raise ValueError(f"decline margins are read in the {SCHEMA_MODE} mode only, not {mode!r}")
     tools = ToolSet(task.functions)
     record: dict[str, Any] = {"id": task.id, "category": task.category, "split": split_of(task.id)}
     if mode == "fc":
         bound = model.bind(tools=tools.tools, tool_choice="auto", stream=False)
     elif mode == SCHEMA_MODE:
-        bound = model.bind(response_format=calls_response_format(task.functions), stream=False)
+        logprobs: dict[str, Any] = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if margins else {}
+        bound = model.bind(response_format=calls_response_format(task.functions), stream=False, **logprobs)
     else:
         bound = model.bind(stream=False)
     started = time.perf_counter()
@@ -159,6 +173,8 @@ async def run_task(
     record.update(
         source=read.source, calls=read.calls, text=_text(message)[:TEXT_KEPT], problems=read.problems
     )
+    if margins:
+        record["decline_margin"] = decline_margin(reply_logprobs(message))
     return record
 
 
@@ -187,8 +203,18 @@ async def run_bfcl(
     check_resume(
         run_dir,
         options,
-        keys=("role", "model", "base_url", "split", "mode", "data", "tool_docs", "refined_documents"),
-        defaults={"tool_docs": "original", "refined_documents": {}},
+        keys=(
+            "role",
+            "model",
+            "base_url",
+            "split",
+            "mode",
+            "data",
+            "tool_docs",
+            "refined_documents",
+            "margins",
+        ),
+        defaults={"tool_docs": "original", "refined_documents": {}, "margins": False},
     )
     config = {**json.loads(json.dumps(asdict(options), default=str)), "run_dir": str(run_dir)}
     (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
@@ -198,7 +224,7 @@ async def run_bfcl(
     log.info("%d tasks, %d already done, %d to run", len(tasks), len(tasks) - len(todo), len(todo))
     bar = tqdm(total=len(todo), desc="bfcl", unit="task", file=sys.stderr, disable=not show_progress)
     for task in todo:
-        record = await run_task(model, task, scorer, options.timeout_s, options.mode)
+        record = await run_task(model, task, scorer, options.timeout_s, options.mode, margins=options.margins)
         with open(records_path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, default=str) + "\n")
         bar.update(1)
