@@ -26,6 +26,9 @@ def _command(args: argparse.Namespace, categories: tuple[str, ...]) -> str:
     words += ["--mode", args.mode] if args.mode != "fc" else []
     words += ["--tool-docs", args.tool_docs] if args.tool_docs != "original" else []
     words += ["--margins"] if args.margins else []
+    words += (
+        ["--decline-threshold", str(args.decline_threshold)] if args.decline_threshold is not None else []
+    )
     for category in categories if categories != DEFAULT_CATEGORIES else ():
         words += ["--category", category]
     for flag in ("model", "base_url", "n", "data_dir", "run"):
@@ -47,9 +50,10 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     categories = tuple(dict.fromkeys(args.category or DEFAULT_CATEGORIES))
     if args.n is not None and args.n < 1:
         raise ValueError("--n takes a positive number of tasks per category")
-    if args.margins and args.mode != SCHEMA_MODE:
+    if (args.margins or args.decline_threshold is not None) and args.mode != SCHEMA_MODE:
+        flag = "--margins" if args.margins else "--decline-threshold"
         raise ValueError(
-            f"--margins reads the deciding token of the {SCHEMA_MODE} mode; add --mode {SCHEMA_MODE}"
+            f"{flag} reads the deciding token of the {SCHEMA_MODE} mode; add --mode {SCHEMA_MODE}"
         )
     needs_checker = not all(is_relevance(c) for c in categories)
     root = ensure_bfcl() if args.data_dir is None or needs_checker else None  # fail fast, before the model
@@ -86,7 +90,8 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
         refined_documents=refined_documents,
         stale_refinements=stale,
         timeout_s=args.timeout or role.timeout_s,
-        margins=args.margins,
+        margins=args.margins or args.decline_threshold is not None,
+        decline_threshold=args.decline_threshold,
         command=_command(args, categories),
     )
     if args.data_dir:
@@ -180,6 +185,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="schema mode: ask for log-probabilities and record each reply's decline margin (how "
         "strongly the model leans to calling nothing) and their AUC, irrelevance against the rest",
+    )
+    bfcl.add_argument(
+        "--decline-threshold",
+        type=float,
+        metavar="MARGIN",
+        help="schema mode: let the decline margin decide (above MARGIN: call nothing; otherwise call, "
+        "asking again with a call required when the reply declined); implies --margins. Choose it on "
+        "a tuning split (the summary's best_threshold) and apply it to another",
     )
     bfcl.add_argument("--run", help="run name under results (or a path); default from date, role, model")
     bfcl.add_argument("--fresh", action="store_true", help="start the run over instead of resuming it")

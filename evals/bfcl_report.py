@@ -85,9 +85,18 @@ def _margins(margins: dict[str, Any]) -> str:
         f"{name} {block['leaning_to_decline']} of {block['n']} (median {block['median']:+.2f})"
         for name, block in margins["by_category"].items()
     ]
+    best = margins.get("best_threshold")
+    decided = margins.get("decided") or {}
+    turned = (
+        f" A threshold turned {decided.get('declined', 0)} calls into declines and {decided.get('called', 0)} declines into calls."
+        if decided
+        else ""
+    )
     return (
         f"Decline margins (log-odds of declining at the deciding token): AUC irrelevance vs the rest "
-        f"{'–' if auc is None else f'{auc:.3f}'}; leaning to decline: " + ", ".join(parts) + "."
+        f"{'–' if auc is None else f'{auc:.3f}'}; leaning to decline: " + ", ".join(parts) + ". "
+        f"The threshold that would have served this run best: {'–' if best is None else f'{best:+.3f}'}"
+        f" (choose it on a tuning split, apply it to another).{turned}"
     )
 
 

@@ -43,7 +43,7 @@ from evals.bfcl_data import DEFAULT_CATEGORIES, BfclTask, split_of
 from evals.bfcl_fetch import BFCL_PACKAGE, BFCL_VERSION
 from evals.bfcl_schema import ToolSet
 from evals.bfcl_score import Scorer
-from evals.decline_margin import TOP_LOGPROBS, decline_margin, reply_logprobs
+from evals.decline_margin import TOP_LOGPROBS, decline_margin, declines, reply_logprobs
 from evals.executor_prompts import EXECUTOR_MODES, calls_response_format, executor_system_prompt
 from evals.qa_runner import check_resume, environment, finished_ids
 from evals.run_dirs import RESULTS_DIR
@@ -87,6 +87,7 @@ class BfclOptions:
     refined_documents: dict[str, str] = field(default_factory=dict)  # function -> refined document's hash
     stale_refinements: list[str] = field(default_factory=list)  # refined from another original: not shown
     margins: bool = False  # schema mode: record each reply's decline margin (asks for log-probabilities)
+    decline_threshold: float | None = None  # with margins: a margin above it declines, at or below it calls
     run_dir: Path | None = None
     command: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -130,6 +131,16 @@ def _text(message: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content, default=str)
 
 
+async def _ask(bound: Any, messages: list[dict[str, Any]], timeout_s: float) -> tuple[Any, str | None]:
+    """One model call: its reply, or None and what failed (an endpoint failure is data)."""
+    try:
+        return await asyncio.wait_for(bound.ainvoke(messages), timeout_s), None
+    except TimeoutError:
+        return None, f"timeout after {timeout_s:g} s"
+    except Exception as exc:  # noqa: BLE001 - one task's failure is data, the run goes on
+        return None, f"{type(exc).__name__}: {str(exc)[:300]}"
+
+
 async def run_task(
     model: BaseChatModel,
     task: BfclTask,
@@ -138,13 +149,19 @@ async def run_task(
     mode: str = "fc",
     *,
     margins: bool = False,
+    decline_threshold: float | None = None,
 ) -> dict[str, Any]:
     """One task end to end: ask, read the calls, score; an endpoint failure becomes the record's
-    ``failure``. With ``margins`` (schema mode only) the record keeps its ``decline_margin``."""
+    ``failure``. With ``margins`` (schema mode only) the record keeps its ``decline_margin``; with
+    a ``decline_threshold`` too, the margin decides whether the step declines (above it) or calls
+    (at or below it): a call the reply made is dropped, or a decline is asked again with at least
+    one call required (:func:`evals.decline_margin.declines`); ``decided`` records which."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
     if margins and mode != SCHEMA_MODE:
         raise ValueError(f"decline margins are read in the {SCHEMA_MODE} mode only, not {mode!r}")
+    if decline_threshold is not None and not margins:
+        raise ValueError("a decline threshold acts on decline margins: record them too")
     tools = ToolSet(task.functions)
     record: dict[str, Any] = {"id": task.id, "category": task.category, "split": split_of(task.id)}
     if mode == "fc":
@@ -155,26 +172,33 @@ async def run_task(
     else:
         bound = model.bind(stream=False)
     started = time.perf_counter()
-    try:
-        message = await asyncio.wait_for(bound.ainvoke(messages_for(task, mode)), timeout_s)
-    except TimeoutError:
-        message, failure = None, f"timeout after {timeout_s:g} s"
-    except Exception as exc:  # noqa: BLE001 - one task's failure is data, the run goes on
-        message, failure = None, f"{type(exc).__name__}: {str(exc)[:300]}"
-    record["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    message, failure = await _ask(bound, messages_for(task, mode), timeout_s)
     if message is None:
+        record["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
         log.warning("%s: %s", task.id, failure)
         record.update(correct=False, failure=failure, error_type="endpoint_error", error=failure)
         record.update(source="none", calls=[], text="", problems=[])
         return record
     read = read_calls(message, tools)
-    verdict = scorer.score(task, read.calls)
-    record.update(correct=verdict.correct, failure=None, error_type=verdict.error_type, error=verdict.error)
-    record.update(
-        source=read.source, calls=read.calls, text=_text(message)[:TEXT_KEPT], problems=read.problems
-    )
+    calls, text = read.calls, _text(message)
     if margins:
         record["decline_margin"] = decline_margin(reply_logprobs(message))
+    if decline_threshold is not None and record["decline_margin"] is not None:
+        if declines(record["decline_margin"], decline_threshold) and calls:
+            calls, record["decided"] = [], "declined"
+        elif not declines(record["decline_margin"], decline_threshold) and not calls and task.functions:
+            again = model.bind(
+                response_format=calls_response_format(task.functions, at_least_one=True), stream=False
+            )
+            second, problem = await _ask(again, messages_for(task, mode), timeout_s)
+            if second is None:
+                log.warning("%s: asked for a call again: %s; the decline stands", task.id, problem)
+            else:
+                calls, text, record["decided"] = read_calls(second, tools).calls, _text(second), "called"
+    record["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    verdict = scorer.score(task, calls)
+    record.update(correct=verdict.correct, failure=None, error_type=verdict.error_type, error=verdict.error)
+    record.update(source=read.source, calls=calls, text=text[:TEXT_KEPT], problems=read.problems)
     return record
 
 
@@ -224,7 +248,15 @@ async def run_bfcl(
     log.info("%d tasks, %d already done, %d to run", len(tasks), len(tasks) - len(todo), len(todo))
     bar = tqdm(total=len(todo), desc="bfcl", unit="task", file=sys.stderr, disable=not show_progress)
     for task in todo:
-        record = await run_task(model, task, scorer, options.timeout_s, options.mode, margins=options.margins)
+        record = await run_task(
+            model,
+            task,
+            scorer,
+            options.timeout_s,
+            options.mode,
+            margins=options.margins,
+            decline_threshold=options.decline_threshold,
+        )
         with open(records_path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, default=str) + "\n")
         bar.update(1)

@@ -15,6 +15,7 @@ biased? That is where each side's margins fall around zero.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -61,6 +62,55 @@ def decline_margin(content: Sequence[dict[str, Any]]) -> float | None:
     return round(_logsumexp(decline or [floor]) - _logsumexp(call or [floor]), 4)
 
 
+def declines(margin: float, threshold: float) -> bool:
+    """Whether a step with this decline margin calls nothing under ``threshold`` (above it)."""
+    return margin > threshold
+
+
+def best_threshold(records: Sequence[dict[str, Any]]) -> float | None:
+    """The threshold that would have scored this run best, BFCL's way (the mean of the categories'
+    accuracies): an irrelevance task counts as right when its margin is above it, a task that wants
+    a call when its margin is not, times the share of that category's calls the run got right (a
+    call made only because of the threshold is assumed as good as the calls the model chose to
+    make). Candidates are the midpoints between neighbouring margins; of equally good ones, the
+    middle. Chosen on a tuning split, it is applied to another (``--decline-threshold``). None
+    without margins on both sides.
+    """
+    groups: dict[str, list[float]] = {}
+    call_rate: dict[str, float] = {}
+    for category in dict.fromkeys(str(r["category"]) for r in records):
+        rows = [r for r in records if r["category"] == category and r.get("decline_margin") is not None]
+        if not rows:
+            continue
+        groups[category] = [float(r["decline_margin"]) for r in rows]
+        called = [r for r in rows if r.get("calls")]
+        call_rate[category] = sum(1 for r in called if r.get("correct")) / len(called) if called else 0.0
+    declining = [c for c in groups if is_relevance(c) and not wants_call(c)]
+    if not declining or len(declining) == len(groups):
+        return None
+    margins = sorted({m for values in groups.values() for m in values})
+    candidates = [
+        margins[0] - 1.0,
+        *((a + b) / 2 for a, b in zip(margins, margins[1:], strict=False)),
+        margins[-1] + 1.0,
+    ]
+
+    def score(threshold: float) -> float:
+        total = 0.0
+        for category, values in groups.items():
+            if category in declining:
+                total += sum(1 for m in values if declines(m, threshold)) / len(values)
+            else:
+                total += (
+                    call_rate[category] * sum(1 for m in values if not declines(m, threshold)) / len(values)
+                )
+        return total / len(groups)
+
+    scores = [score(t) for t in candidates]
+    best = [t for t, value in zip(candidates, scores, strict=True) if value == max(scores)]
+    return round(best[len(best) // 2], 3)
+
+
 def reply_logprobs(message: Any) -> list[dict[str, Any]]:
     """The per-token log-probabilities an OpenAI-compatible chat reply carries (empty when none)."""
     metadata = getattr(message, "response_metadata", None) or {}
@@ -87,7 +137,9 @@ def decline_auc(records: Iterable[dict[str, Any]]) -> float | None:
 
 
 def margin_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The run's margins: their AUC and, per category, how many leaned to declining and the median."""
+    """The run's margins: their AUC, the threshold that would have served this run best, how many
+    steps a threshold turned (``decided``: declined, called) and, per category, how many leaned to
+    declining and the median."""
     with_margin = [r for r in records if r.get("decline_margin") is not None]
     if not with_margin:
         return None
@@ -101,4 +153,10 @@ def margin_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
             "leaning_to_decline": sum(1 for m in margins if m > 0),
             "median": round(median, 3),
         }
-    return {"auc": decline_auc(with_margin), "n": len(with_margin), "by_category": by_category}
+    return {
+        "auc": decline_auc(with_margin),
+        "best_threshold": best_threshold(with_margin),
+        "n": len(with_margin),
+        "decided": dict(Counter(str(r["decided"]) for r in with_margin if r.get("decided"))),
+        "by_category": by_category,
+    }

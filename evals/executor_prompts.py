@@ -63,11 +63,13 @@ def target_text(calls: list[dict[str, dict[str, Any]]], thought: str | None) -> 
     return json.dumps(body, ensure_ascii=False)
 
 
-def calls_schema(functions: list[dict[str, Any]], *, thought: bool = False) -> dict[str, Any]:
+def calls_schema(
+    functions: list[dict[str, Any]], *, thought: bool = False, at_least_one: bool = False
+) -> dict[str, Any]:
     """The JSON schema of a ``nothought`` reply over ``functions`` (BFCL docs): a ``tool_calls`` list
-    (possibly empty) whose items each name one of the functions with that function's arguments (as
-    :func:`evals.bfcl_schema.to_tool` converts them); with ``thought``, a ``thought`` string first
-    (the ``thought`` reply)."""
+    (possibly empty, or with ``at_least_one`` not) whose items each name one of the functions with
+    that function's arguments (as :func:`evals.bfcl_schema.to_tool` converts them); with
+    ``thought``, a ``thought`` string first (the ``thought`` reply)."""
     items = [
         {
             "type": "object",
@@ -82,11 +84,18 @@ def calls_schema(functions: list[dict[str, Any]], *, thought: bool = False) -> d
     calls: dict[str, Any] = {"type": "array", "items": {"anyOf": items} if items else {}}
     if not items:
         calls["maxItems"] = 0
+    elif at_least_one:
+        calls["minItems"] = 1
     properties: dict[str, Any] = {"thought": {"type": "string"}} if thought else {}
     properties["tool_calls"] = calls
     return {"type": "object", "properties": properties, "required": list(properties)}
 
 
-def calls_response_format(functions: list[dict[str, Any]], *, thought: bool = False) -> dict[str, Any]:
+def calls_response_format(
+    functions: list[dict[str, Any]], *, thought: bool = False, at_least_one: bool = False
+) -> dict[str, Any]:
     """The ``response_format`` that makes a llama.cpp server constrain a reply to :func:`calls_schema`."""
-    return {"type": "json_object", "schema": calls_schema(functions, thought=thought)}
+    return {
+        "type": "json_object",
+        "schema": calls_schema(functions, thought=thought, at_least_one=at_least_one),
+    }

@@ -16,7 +16,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from evals.bfcl_data import load_tasks
 from evals.bfcl_run import BfclOptions, run_bfcl
 from evals.bfcl_score import Scorer
-from evals.decline_margin import decline_auc, decline_margin, margin_summary
+from evals.decline_margin import best_threshold, decline_auc, decline_margin, declines, margin_summary
 from tests.support.bfcl import FIXTURE_DATA, bfcl_root  # noqa: F401 - a fixture
 
 OPENING = [
@@ -129,3 +129,74 @@ def test_the_cli_asks_for_the_schema_mode_before_anything_runs(capsys: pytest.Ca
     err = capsys.readouterr().err
     assert "--margins reads the deciding token of the schema mode; add --mode schema" in err
     assert "Traceback" not in err
+
+
+def test_the_best_threshold_is_the_middle_of_the_cut_that_scores_best() -> None:
+    records = [
+        {"category": "irrelevance", "decline_margin": -1.0, "calls": [{"f": {}}], "correct": False},
+        {"category": "irrelevance", "decline_margin": -2.0, "calls": [{"f": {}}], "correct": False},
+        {"category": "simple_python", "decline_margin": -5.0, "calls": [{"f": {}}], "correct": True},
+        {"category": "simple_python", "decline_margin": -4.0, "calls": [{"f": {}}], "correct": True},
+    ]
+    assert best_threshold(records) == -3.0  # between the calls' margins and the irrelevant ones'
+    assert best_threshold(records[2:]) is None  # nothing to decline
+    assert declines(-2.0, -3.0) and not declines(-3.0, -3.0)
+
+
+class SecondChanceModel(LogprobModel):
+    """Declines (or calls) with a scripted margin; asked with a call required, calls."""
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ):
+        if '"minItems": 1' in json.dumps(kwargs.get("response_format")):
+            self.seen.append(kwargs)
+            call = {
+                "tool_calls": [{"name": "geometry.triangle_area", "arguments": {"base": 10, "height": 5}}]
+            }
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=json.dumps(call)))])
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def test_a_threshold_drops_a_call_above_it_and_asks_a_decline_below_it_for_a_call(
+    tmp_path: Path,
+    bfcl_root: Path,  # noqa: F811
+) -> None:
+    tasks = load_tasks(FIXTURE_DATA, ("simple_python", "irrelevance"), "all", n=1)  # triangle, Hamlet
+    call = json.dumps(
+        {"tool_calls": [{"name": "geometry.triangle_area", "arguments": {"base": 10, "height": 5}}]}
+    )
+    model = SecondChanceModel(
+        script=[
+            ("triangle", call, ' [{"', {' [{"': -0.9, " []": -0.5}),  # margin +0.4: declined
+            ("Hamlet", json.dumps({"tool_calls": []}), " []", {" []": -0.7, ' [{"': -0.6}),  # -0.1: called
+        ],
+        seen=[],
+    )
+    options = BfclOptions(
+        model="fake", base_url="http://fake", split="all", mode="schema", margins=True, decline_threshold=0.0
+    )
+    options.run_dir = tmp_path / "run"
+    summary = asyncio.run(run_bfcl(options, model, tasks, Scorer(bfcl_root)))
+    records = {
+        r["id"]: r for r in map(json.loads, (tmp_path / "run" / "bfcl.jsonl").read_text().splitlines())
+    }
+    assert records["simple_python_0"]["decided"] == "declined" and records["simple_python_0"]["calls"] == []
+    assert records["irrelevance_0"]["decided"] == "called" and records["irrelevance_0"]["calls"]
+    assert summary["correct"] == 0 and summary["decline_margins"]["decided"] == {"declined": 1, "called": 1}
+    required = [s for s in model.seen if '"minItems": 1' in json.dumps(s.get("response_format"))]
+    assert len(required) == 1  # only the decline was asked again
+    assert (
+        "turned 1 calls into declines and 1 declines into calls"
+        in (tmp_path / "run" / "report.md").read_text()
+    )
+
+
+def test_a_threshold_without_margins_is_refused(tmp_path: Path, bfcl_root: Path) -> None:  # noqa: F811
+    tasks = load_tasks(FIXTURE_DATA, ("irrelevance",), "all", n=1)
+    options = BfclOptions(
+        model="fake", base_url="http://fake", split="all", mode="schema", decline_threshold=0.0
+    )
+    options.run_dir = tmp_path / "run"
+    with pytest.raises(ValueError, match="record them too"):
+        asyncio.run(run_bfcl(options, LogprobModel(script=[], seen=[]), tasks, Scorer(bfcl_root)))
