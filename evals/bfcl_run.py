@@ -155,7 +155,8 @@ async def run_task(
     ``failure``. With ``margins`` (schema mode only) the record keeps its ``decline_margin``; with
     a ``decline_threshold`` too, the margin decides whether the step declines (above it) or calls
     (at or below it): a call the reply made is dropped, or a decline is asked again with at least
-    one call required (:func:`evals.decline_margin.declines`); ``decided`` records which."""
+    one call required (:func:`evals.decline_margin.declines`); ``decided`` records which, and
+    ``greedy_calls`` / ``greedy_correct`` what the reply alone made and scored."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
     if margins and mode != SCHEMA_MODE:
@@ -196,6 +197,8 @@ async def run_task(
             else:
                 calls, text, record["decided"] = read_calls(second, tools).calls, _text(second), "called"
     record["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    if record.get("decided"):  # what the reply alone would have scored
+        record.update(greedy_calls=read.calls, greedy_correct=scorer.score(task, read.calls).correct)
     verdict = scorer.score(task, calls)
     record.update(correct=verdict.correct, failure=None, error_type=verdict.error_type, error=verdict.error)
     record.update(source=read.source, calls=calls, text=text[:TEXT_KEPT], problems=read.problems)

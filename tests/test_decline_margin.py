@@ -183,6 +183,7 @@ def test_a_threshold_drops_a_call_above_it_and_asks_a_decline_below_it_for_a_cal
     }
     assert records["simple_python_0"]["decided"] == "declined" and records["simple_python_0"]["calls"] == []
     assert records["irrelevance_0"]["decided"] == "called" and records["irrelevance_0"]["calls"]
+    assert records["simple_python_0"]["greedy_correct"] and records["irrelevance_0"]["greedy_correct"]
     assert summary["correct"] == 0 and summary["decline_margins"]["decided"] == {"declined": 1, "called": 1}
     required = [s for s in model.seen if '"minItems": 1' in json.dumps(s.get("response_format"))]
     assert len(required) == 1  # only the decline was asked again
