@@ -185,9 +185,10 @@ async def run_task(
     if margins:
         record["decline_margin"] = decline_margin(reply_logprobs(message))
     if decline_threshold is not None and record["decline_margin"] is not None:
-        if declines(record["decline_margin"], decline_threshold) and calls:
+        decline = declines(record["decline_margin"], decline_threshold)
+        if decline and calls:
             calls, record["decided"] = [], "declined"
-        elif not declines(record["decline_margin"], decline_threshold) and not calls and task.functions:
+        elif not decline and not calls and task.functions:
             again = model.bind(
                 response_format=calls_response_format(task.functions, at_least_one=True), stream=False
             )

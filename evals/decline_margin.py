@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from evals.bfcl_data import is_relevance, wants_call
+from evals.stats import percentile
 
 TOP_LOGPROBS = 20  # alternatives asked for per generated token
 
@@ -34,6 +35,11 @@ def _declines(token: str) -> bool:
 
 def _calls(token: str) -> bool:
     return token.strip().startswith("[{")
+
+
+def _wants_decline(category: str) -> bool:
+    """Whether a category's tasks are right only without a call (BFCL's irrelevance)."""
+    return is_relevance(category) and not wants_call(category)
 
 
 def _logsumexp(values: Sequence[float]) -> float:
@@ -85,7 +91,7 @@ def best_threshold(records: Sequence[dict[str, Any]]) -> float | None:
         groups[category] = [float(r["decline_margin"]) for r in rows]
         called = [r for r in rows if r.get("calls")]
         call_rate[category] = sum(1 for r in called if r.get("correct")) / len(called) if called else 0.0
-    declining = [c for c in groups if is_relevance(c) and not wants_call(c)]
+    declining = [c for c in groups if _wants_decline(c)]
     if not declining or len(declining) == len(groups):
         return None
     margins = sorted({m for values in groups.values() for m in values})
@@ -122,18 +128,17 @@ def reply_logprobs(message: Any) -> list[dict[str, Any]]:
 def decline_auc(records: Iterable[dict[str, Any]]) -> float | None:
     """How well the margins rank the irrelevance tasks above the tasks that want a call (ROC AUC,
     ties counted half); None without margins on both sides."""
-    declines: list[float] = []
-    calls: list[float] = []
+    to_decline: list[float] = []
+    to_call: list[float] = []
     for record in records:
         margin = record.get("decline_margin")
         if margin is None:
             continue
-        category = str(record["category"])
-        (calls if not is_relevance(category) or wants_call(category) else declines).append(float(margin))
-    if not declines or not calls:
+        (to_decline if _wants_decline(str(record["category"])) else to_call).append(float(margin))
+    if not to_decline or not to_call:
         return None
-    wins = sum((d > c) + 0.5 * (d == c) for d in declines for c in calls)
-    return round(wins / (len(declines) * len(calls)), 4)
+    wins = sum((d > c) + 0.5 * (d == c) for d in to_decline for c in to_call)
+    return round(wins / (len(to_decline) * len(to_call)), 4)
 
 
 def margin_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
@@ -145,13 +150,11 @@ def margin_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     by_category: dict[str, dict[str, Any]] = {}
     for category in dict.fromkeys(str(r["category"]) for r in with_margin):
-        margins = sorted(float(r["decline_margin"]) for r in with_margin if r["category"] == category)
-        middle = len(margins) // 2
-        median = margins[middle] if len(margins) % 2 else (margins[middle - 1] + margins[middle]) / 2
+        margins = [float(r["decline_margin"]) for r in with_margin if r["category"] == category]
         by_category[category] = {
             "n": len(margins),
             "leaning_to_decline": sum(1 for m in margins if m > 0),
-            "median": round(median, 3),
+            "median": round(percentile(margins, 50), 3),
         }
     return {
         "auc": decline_auc(with_margin),
