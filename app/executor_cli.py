@@ -18,13 +18,14 @@ log = logging.getLogger(__name__)
 
 def cmd_executor(args: argparse.Namespace) -> int:
     """Evaluate every available executor on the chosen BFCL tasks and print the contract."""
+    from distill.calibrate import read_calibration
     from distill.tasks import load_mix
     from evals.bfcl_fetch import data_dir, ensure_bfcl
     from evals.bfcl_run import BfclOptions
     from evals.bfcl_score import Scorer
     from evals.executor_eval import evaluate_executors, executors_for
     from models.config import load_model_settings
-    from models.distilled import DISTILLED_ALIAS, distill_dir, distilled_available
+    from models.distilled import DISTILLED_ALIAS, distill_dir, distilled_available, distilled_gguf
 
     categories = tuple(dict.fromkeys(args.category or DEFAULT_CATEGORIES))
     if args.n is not None and args.n < 1:
@@ -51,6 +52,12 @@ def cmd_executor(args: argparse.Namespace) -> int:
     executors = executors_for(args.schema)
     distilled = distilled_available()
     available = {e.name: distilled for e in executors if e.model == DISTILLED_ALIAS}
+    calibration = read_calibration(distilled_gguf()) if distilled and args.schema else None
+    if calibration and calibration.split == args.split:
+        log.warning(
+            "the decline threshold was chosen on the %s split: distilled_calibrated is fitted there",
+            args.split,
+        )
     scorer = Scorer(root if needs_checker else None)
     result = asyncio.run(
         evaluate_executors(
@@ -61,9 +68,12 @@ def cmd_executor(args: argparse.Namespace) -> int:
             options,
             available,
             executors=executors,
+            decline_threshold=calibration.decline_threshold if calibration else None,
             show_progress=not args.quiet,
         )
     )
+    if calibration:
+        result["calibration"] = calibration.model_dump(include={"decline_threshold", "split", "n", "auc"})
     result["runs"] = str(runs)
     echo(json.dumps(result, indent=None if args.json else 2))
     return 0
@@ -94,7 +104,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--schema",
         action="store_true",
         help="also base_schema, teacher_schema and distilled_schema: the calls only, constrained by "
-        "a JSON schema of the task's functions (how the graph's executor asks)",
+        "a JSON schema of the task's functions (how the graph's executor asks); and "
+        "distilled_calibrated, with the decline threshold `aisearch distill calibrate` stored",
     )
     executor.add_argument("--json", action="store_true", help="one line of JSON (default: indented)")
     executor.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

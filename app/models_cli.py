@@ -90,20 +90,31 @@ def cmd_models_status(args: argparse.Namespace) -> int:
         echo(f"model {row['alias']}: {state}{parts}: {row['path']}")
     kind = "distilled" if executor["distilled"] else "base"
     echo(f"executor: {executor['model']} ({kind}; distilled file: {executor['distilled_file']})")
+    if executor["decline_threshold"] is not None:
+        echo(f"distilled executor's decline threshold: {executor['decline_threshold']}")
     return 0 if info["running"] else 3
 
 
 def executor_status() -> dict[str, Any]:
     """Which model the executor role runs, and whether it is the distilled one."""
+    from distill.calibrate import CalibrationError, read_calibration
     from models.config import load_model_settings
     from models.distilled import DISTILLED_ALIAS, distilled_available, distilled_gguf
 
     model = load_model_settings().role("executor").model
     present = distilled_available()
+    threshold: float | str | None = None
+    if present:
+        try:
+            calibration = read_calibration(distilled_gguf())
+            threshold = calibration.decline_threshold if calibration else None
+        except CalibrationError as exc:
+            threshold = str(exc)
     return {
         "model": model,
         "distilled": model == DISTILLED_ALIAS,
         "distilled_file": str(distilled_gguf()) if present else None,
+        "decline_threshold": threshold,
     }
 
 

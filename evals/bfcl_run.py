@@ -241,8 +241,14 @@ async def run_bfcl(
             "tool_docs",
             "refined_documents",
             "margins",
+            "decline_threshold",
         ),
-        defaults={"tool_docs": "original", "refined_documents": {}, "margins": False},
+        defaults={
+            "tool_docs": "original",
+            "refined_documents": {},
+            "margins": False,
+            "decline_threshold": None,
+        },
     )
     config = {**json.loads(json.dumps(asdict(options), default=str)), "run_dir": str(run_dir)}
     (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -9,10 +9,13 @@ Executors (each measured by :func:`evals.bfcl_run.run_bfcl`, one step per task):
 
 With ``schema``, three more: ``base_schema``, ``teacher_schema`` and ``distilled_schema``, each
 asked for the calls only with its reply constrained by a JSON schema of the task's functions (how
-the graph's executor asks, ``evals/executor_prompts.py``).
+the graph's executor asks, ``evals/executor_prompts.py``); and ``distilled_calibrated``, the same
+student with its decline margin deciding against the threshold ``aisearch distill calibrate`` chose
+on a tuning split (``distill/calibrate.py``).
 
-An executor that is not available (no exported distilled file) gets ``null`` for every key. Each
-executor's run lives in its own folder and resumes. The contract (stable, read outside the project):
+An executor that is not available (no exported distilled file, no calibration) gets ``null`` for
+every key. Each executor's run lives in its own folder (the calibrated one's named by its threshold)
+and resumes. The contract (stable, read outside the project):
 ``n``, ``<executor>_acc`` (BFCL's unweighted mean over categories), ``<executor>_p80_ms`` (per step),
 and ``by_category`` with the same keys per category (``n`` there too).
 """
@@ -35,11 +38,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Executor:
-    """One executor: its name in the contract, its model and its prompting mode."""
+    """One executor: its name in the contract, its model and its prompting mode (``calibrated``: the
+    stored decline threshold decides, schema mode only)."""
 
     name: str
     model: str
     mode: str
+    calibrated: bool = False
 
 
 EXECUTORS: tuple[Executor, ...] = (
@@ -52,6 +57,7 @@ SCHEMA_EXECUTORS: tuple[Executor, ...] = (
     Executor("base_schema", DEFAULT_MODELS["executor"], SCHEMA_MODE),
     Executor("teacher_schema", DEFAULT_MODELS["writer"], SCHEMA_MODE),
     Executor("distilled_schema", DISTILLED_ALIAS, SCHEMA_MODE),
+    Executor("distilled_calibrated", DISTILLED_ALIAS, SCHEMA_MODE, calibrated=True),
 )
 
 
@@ -92,17 +98,19 @@ async def evaluate_executors(
     available: dict[str, bool],
     *,
     executors: tuple[Executor, ...] = EXECUTORS,
+    decline_threshold: float | None = None,
     show_progress: bool = False,
 ) -> dict[str, Any]:
     """Run every available executor on ``tasks`` (one run folder each under ``runs``).
 
-    ``options`` carries what the runs share (categories, split, n, timeout, data, command).
+    ``options`` carries what the runs share (categories, split, n, timeout, data, command);
+    ``decline_threshold`` is the calibrated executor's (it is not available without one).
     """
     from models.factory import build_chat_model
 
     summaries: dict[str, dict[str, Any] | None] = {}
     for executor in executors:
-        if not available.get(executor.name, True):
+        if not available.get(executor.name, True) or (executor.calibrated and decline_threshold is None):
             log.info("%s: not available, skipped", executor.name)
             summaries[executor.name] = None
             continue
@@ -115,7 +123,10 @@ async def evaluate_executors(
                 "model": executor.model,
                 "base_url": role.base_url,
                 "mode": executor.mode,
-                "run_dir": runs / executor.name,
+                "margins": executor.calibrated,
+                "decline_threshold": decline_threshold if executor.calibrated else None,
+                "run_dir": runs
+                / (f"{executor.name}{decline_threshold:+g}" if executor.calibrated else executor.name),
             }
         )
         model = build_chat_model("executor", settings)

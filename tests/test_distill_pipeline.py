@@ -2,8 +2,9 @@
 
 Marked ``local_model``. The run uses a temporary cache (its own server, state and distill folder;
 the assembled GGUFs and BFCL's data are linked in from the normal cache), the 1.5B teacher on
-two training tasks, two LoRA steps on the last layer, a Q8_0 export, and the executor
-evaluation on one test task with the exported model hosted by the local server.
+two training tasks, two LoRA steps on the last layer, a Q8_0 export, its decline threshold
+calibrated on one dev task per category, and the executor evaluation on one test task with the
+exported model hosted by the local server.
 """
 
 from __future__ import annotations
@@ -75,6 +76,10 @@ def test_synthesize_curate_train_export_and_evaluate(cache: Path, capsys: pytest
     assert manifest["tensors_replaced"] == 7 and Path(manifest["file"]).is_file()
 
     assert executor_status()["model"] == DISTILLED_ALIAS
+
+    calibration = run(capsys, "distill", "calibrate", "--n", "1", "-q")  # dev, one task per category
+    assert calibration["split"] == "dev" and calibration["sha256"] == manifest["sha256"]
+    assert executor_status()["decline_threshold"] == calibration["decline_threshold"]
 
     result = run(capsys, "eval", "executor", "--category", "irrelevance", "--n", "1", "--json", "-q")
     assert result["n"] == 1
