@@ -14,13 +14,13 @@ the weights it was chosen for.
 from __future__ import annotations
 
 import json
-import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from models.config_files import validation_line, write_json_atomically
+from models.distilled import manifest_path
 
 CALIBRATION = "calibration"
 TUNING_SPLITS = ("train", "dev")  # the test split never chooses anything
@@ -43,11 +43,6 @@ class Calibration(BaseModel):
     greedy_accuracy: float  # the run's BFCL accuracy with the greedy token deciding
     run: str  # the calibration run's folder (records, summary, report)
     date: str
-
-
-def manifest_path(gguf: Path) -> Path:
-    """The manifest ``aisearch distill export`` writes beside the file."""
-    return gguf.with_name(gguf.name + ".json")
 
 
 def _manifest(gguf: Path) -> dict[str, Any]:
@@ -76,7 +71,7 @@ def calibration_from(summary: dict[str, Any], *, sha256: str, run: Path) -> Cali
     """
     margins = summary.get("decline_margins") or {}
     threshold = margins.get("best_threshold")
-    if threshold is None or not math.isfinite(float(threshold)):
+    if threshold is None:
         raise CalibrationError(
             f"the run in {run} gives no threshold: it needs decline margins of irrelevance tasks and of "
             "tasks that want a call"
@@ -106,11 +101,7 @@ def write_calibration(gguf: Path, calibration: Calibration) -> dict[str, Any]:
             f"calibrated ({calibration.sha256[:12]}…): calibrate the current export again"
         )
     manifest[CALIBRATION] = calibration.model_dump()
-    path = manifest_path(gguf)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(json.dumps(manifest, indent=2) + "\n")
-    os.replace(temporary, path)
+    write_json_atomically(manifest_path(gguf), manifest)
     return manifest
 
 
@@ -127,11 +118,9 @@ def read_calibration(gguf: Path) -> Calibration | None:
     try:
         calibration = Calibration.model_validate(stored)
     except ValidationError as exc:
-        problem = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or CALIBRATION}: {e['msg']}" for e in exc.errors()
-        )
         raise CalibrationError(
-            f"{manifest_path(gguf)}: malformed {CALIBRATION} ({problem}); run `aisearch distill calibrate`"
+            f"{manifest_path(gguf)}: malformed {CALIBRATION} ({validation_line(exc, CALIBRATION)}); run "
+            "`aisearch distill calibrate`"
         ) from None
     if calibration.sha256 != manifest["sha256"]:
         raise CalibrationError(

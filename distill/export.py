@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from models.distilled import manifest_path
+
 log = logging.getLogger(__name__)
 
 QTYPES: tuple[str, ...] = ("Q8_0", "F16", "F32")
@@ -171,5 +173,5 @@ def export(
         "seconds": round(time.perf_counter() - started, 1),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    out.with_name(out.name + ".json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    manifest_path(out).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest

@@ -1,14 +1,21 @@
-"""Reading the user's configuration files so that every fault is one line naming the file.
+"""Reading the user's configuration files so that every fault is one line naming the file, and
+writing a JSON file so that a crash never leaves half of one.
 
 The TOML config, the ``mcpServers`` JSON and the tool catalogues are written by hand: they may be
 a directory, unreadable, not UTF-8, or of the wrong shape. :func:`read_config_text` turns the
 first three into the caller's error class, and :func:`validation_line` turns a Pydantic
 validation error about the shape into one line (``models: Input should be a valid dictionary``).
+:func:`write_json_atomically` replaces a JSON file (the ``mcpServers`` file, an export's manifest)
+in one rename.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -54,3 +61,19 @@ def validation_line(exc: ValidationError, prefix: str = "") -> str:
         where = ".".join([prefix] * bool(prefix) + [str(item) for item in error["loc"]])
         parts.append(f"{where}: {error['msg']}" if where else error["msg"])
     return "; ".join(parts)
+
+
+def write_json_atomically(path: Path, document: Any) -> None:
+    """Write ``document`` (indented, UTF-8, a final newline) to a temporary file beside ``path``, then
+    rename it over ``path``: a crash leaves the old file or the new one; the temporary file is
+    removed when anything fails."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -25,7 +25,12 @@ def distilled_gguf() -> Path:
     return distill_dir() / "export" / DISTILLED_FILE
 
 
+def manifest_path(gguf: Path) -> Path:
+    """The manifest ``aisearch distill export`` writes beside an exported file (``<file>.json``)."""
+    return gguf.with_name(gguf.name + ".json")
+
+
 def distilled_available() -> bool:
     """Whether an exported distilled executor (with its manifest) is present."""
     path = distilled_gguf()
-    return path.is_file() and path.with_name(path.name + ".json").is_file()
+    return path.is_file() and manifest_path(path).is_file()

@@ -9,12 +9,10 @@ the old file or the new one, never half of one). Removing a bundled server write
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from models.config_files import read_config_text
+from models.config_files import read_config_text, write_json_atomically
 from tools.registry import BUNDLED_SETTINGS, ServerConfigError, normalize_entry
 
 BUNDLED_NAMES = tuple(BUNDLED_SETTINGS)  # python, clock, docsearch
@@ -42,19 +40,6 @@ def read_servers(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return document, servers
 
 
-def _write(path: Path, document: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def add_servers(path: Path, entries: dict[str, dict[str, Any]], *, replace: bool = False) -> list[str]:
     """Add ``entries`` (name -> ``mcpServers`` entry) to the file at ``path``; return the names added.
 
@@ -70,7 +55,7 @@ def add_servers(path: Path, entries: dict[str, dict[str, Any]], *, replace: bool
         if existing is not None and not existing.get("disabled") and not replace:
             raise ServerConfigError(f"{path} has a server {name!r} already (--replace to overwrite it)")
     servers.update(entries)
-    _write(path, document)
+    write_json_atomically(path, document)
     return list(entries)
 
 
@@ -83,10 +68,10 @@ def remove_server(path: Path, name: str) -> str:
     document, servers = read_servers(path)
     if name in BUNDLED_NAMES:
         servers[name] = {"disabled": True}
-        _write(path, document)
+        write_json_atomically(path, document)
         return f"disabled the bundled server {name!r} in {path}"
     if name not in servers:
         raise ServerConfigError(f"no server {name!r} in {path} (see `aisearch tools list`)")
     del servers[name]
-    _write(path, document)
+    write_json_atomically(path, document)
     return f"removed {name!r} from {path}"
