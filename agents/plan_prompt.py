@@ -21,7 +21,7 @@ from prompts import render
 from tools.hub import QUERY_ARGS
 
 DESCRIPTION_CHARS = 160
-REASONING_CHARS = 240
+REASONING_CHARS = 120  # a draft, not an essay (Chain-of-Draft, seed 001 §6.3.1): tokens are time
 
 
 def _cut_reasoning(value: Any) -> Any:
@@ -30,7 +30,7 @@ def _cut_reasoning(value: Any) -> Any:
 
 
 class PlanSketch(BaseModel):
-    """What the planner model writes: one sentence of reasoning, then the tasks."""
+    """What the planner model writes: its reasoning in a few words, then the tasks."""
 
     reasoning: Annotated[str, BeforeValidator(_cut_reasoning), Field(max_length=REASONING_CHARS)] = ""
     tasks: list[Task] = Field(default_factory=list)
@@ -45,8 +45,19 @@ def sketch_model(max_tasks: int) -> type[PlanSketch]:
     )
 
 
+def signature(tool: CandidateTool) -> str:
+    """``name(required[, optional, …])``: the optional arguments in brackets, as Python's docs write
+    them, so that a plan writes only what its task needs (a guessed ``"k": 1`` costs tokens and
+    passages)."""
+    optional = set(tool.get("optional", []))
+    required = [name for name in tool.get("args", {}) if name not in optional]
+    rest = [name for name in tool.get("args", {}) if name in optional]
+    brackets = f"[{', ' if required else ''}{', '.join(rest)}]" if rest else ""
+    return f"{tool['name']}({', '.join(required)}{brackets})"
+
+
 def describe_tools(candidates: list[CandidateTool]) -> str:
-    """One line per candidate tool: its name, argument names and the first line of its description."""
+    """One line per candidate tool: its signature and the first line of its description."""
     if not candidates:
         return '(no tools: every task must have "tool": null)'
     lines = []
@@ -54,7 +65,7 @@ def describe_tools(candidates: list[CandidateTool]) -> str:
         description = " ".join(tool["description"].split())
         if len(description) > DESCRIPTION_CHARS:
             description = description[: DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0] + "…"
-        lines.append(f"- {tool['name']}({', '.join(tool.get('args', {}))}): {description}")
+        lines.append(f"- {signature(tool)}: {description}")
     return "\n".join(lines)
 
 

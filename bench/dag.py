@@ -26,6 +26,11 @@ durations instead, so that tasks slowed down by running at once (one model serve
 The **first-wave speed-up** compares the plan's first wave alone (the lookups that depend on
 nothing): the sum of their durations one at a time over their span at once, free of the re-plans
 that make one run of a question longer than the other.
+
+Each question is also answered by same-model RAG (``evals.baseline.Baselines.rag``, not reading a
+cached prompt either), after both modes: ``rag_p50_s``, ``rag_success`` and
+``end_to_end_vs_rag`` (the parallel mode's end-to-end P50 over RAG's) put the Planner route's
+latency beside the baseline it must stay within a few times of.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from core.plan import Plan
 from core.run import ModelProvider, Run, RunContext
 from core.settings import Settings
 from core.state import InputState
+from evals.baseline import Baselines
 from evals.metrics import exact_match
 from evals.qa_data import read_jsonl
 from evals.run_dirs import code_version
@@ -213,10 +219,22 @@ async def execute(graph: SearchGraph, run: Run, fork: RunnableConfig, gold: str)
     }
 
 
+async def answer_with_rag(rag: Baselines, question: dict[str, Any]) -> dict[str, Any]:
+    """Same-model RAG on the question: its wall time and exact match."""
+    record = await rag.rag(question["question"])
+    short = record["short"]
+    return {"s": record["latency_s"], "em": exact_match(short, question["answer"]), "short": short}
+
+
 async def measure(
-    graph: SearchGraph, runs: dict[str, Run], question: dict[str, Any], sequential_first: bool
+    graph: SearchGraph,
+    runs: dict[str, Run],
+    question: dict[str, Any],
+    sequential_first: bool,
+    rag: Baselines | None = None,
 ) -> dict[str, Any]:
-    """One question: plan once, then run the plan in both modes from the same checkpoint."""
+    """One question: plan once, then run the plan in both modes from the same checkpoint (and
+    answer it with ``rag`` when given)."""
     fork, info = await plan_once(graph, runs["parallel"], question["question"], f"bench-dag-{question['id']}")
     row: dict[str, Any] = {"id": question["id"], "question": question["question"], "gold": question["answer"]}
     row |= {key: value for key, value in info.items() if key != "plan"}
@@ -238,6 +256,8 @@ async def measure(
     parallel.pop("_results")
     parallel.pop("_plan")
     sequential.pop("_plan")
+    if rag is not None:
+        row["rag"] = await answer_with_rag(rag, question)
     return row
 
 
@@ -269,6 +289,8 @@ def summarise(rows: list[dict[str, Any]], parallel_cap: int) -> dict[str, Any]:
     efficiencies = [row["scheduling_efficiency"] for row in measured if row["scheduling_efficiency"]]
     uncontended = [row["uncontended_efficiency"] for row in measured if row["uncontended_efficiency"]]
     plans = [row["plan_s"] for row in rows if row.get("plan_s") is not None]
+    rags = [row["rag"] for row in measured if "rag" in row]
+    rag_p50 = _p([rag["s"] for rag in rags], 50) if rags else None
     waves = [row["first_wave_speedup"] for row in measured if row.get("first_wave_speedup")]
     return {
         "n": len(measured),
@@ -288,6 +310,9 @@ def summarise(rows: list[dict[str, Any]], parallel_cap: int) -> dict[str, Any]:
         "sequential_e2e_p50_s": sequential["e2e_p50"],
         "sequential_e2e_p80_s": sequential["e2e_p80"],
         "plan_p50_s": _p(plans, 50) if plans else None,
+        "rag_p50_s": rag_p50,
+        "rag_success": round(sum(rag["em"] for rag in rags) / len(rags), 3) if rags else None,
+        "end_to_end_vs_rag": _ratio(parallel["e2e_p50"], rag_p50) if rag_p50 else None,
         "parallel_plans": sum(1 for row in measured if row["waves"] and len(row["waves"][0]) > 1),
         "sequential_overlaps": sum(row["sequential"]["overlapping_pairs"] for row in measured),
         "skipped": len(rows) - len(measured),
@@ -313,12 +338,14 @@ async def run(
     load_before = os.getloadavg()
     rows = []
     async with open_context(
-        settings, corpus=corpus, systems=("aisearch",), judge=False, collection=collection
+        settings, corpus=corpus, systems=("aisearch", "rag"), judge=False, collection=collection
     ) as ctx:
         graph = build_graph(checkpointer=InMemorySaver())
         runs = mode_runs(ctx.run, cap)
+        searcher = ctx.baselines.searcher if ctx.baselines else None
+        rag = Baselines(runs["parallel"].models("writer"), searcher) if searcher else None
         for index, question in enumerate(questions):
-            row = await measure(graph, runs, question, sequential_first=index % 2 == 1)
+            row = await measure(graph, runs, question, sequential_first=index % 2 == 1, rag=rag)
             log.info("bench dag %s: %s", question["id"], {m: row.get(m, {}).get("exec_s") for m in MODES})
             rows.append(row)
     report = summarise(rows, cap)
@@ -363,5 +390,9 @@ def markdown(report: dict[str, Any]) -> str:
         f"once (P50): {report['first_wave_speedup']}. Plan P50 {report['plan_p50_s']} s; "
         f"{report['parallel_plans']} of {report['n']} plans had a first wave of two or more tasks; "
         f"overlapping task pairs in the sequential runs: {report['sequential_overlaps']}.",
+        "",
+        f"Same-model RAG on the same questions: P50 {report.get('rag_p50_s')} s, success "
+        f"{report.get('rag_success')}; the parallel mode's end-to-end P50 is "
+        f"{report.get('end_to_end_vs_rag')}× RAG's.",
     ]
     return "\n".join(lines) + "\n"

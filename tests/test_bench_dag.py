@@ -16,14 +16,18 @@ from pydantic import BaseModel
 
 from app.cli import main
 from bench.dag import critical_path, load_questions, measure, mode_runs, overlapping_pairs, summarise
+from evals.baseline import Baselines
 from graph.builder import build_graph
 from models.factory import CompatibleChatOpenAI
 from models.structured import structured_call
 from tests.conftest import HOTPOT_FIXTURE, Team, make_settings
 from tests.support.fake_openai import fake_openai
+from tests.support.fakes import ScriptedChatModel
 from tests.support.sleepy_plan import ANSWER, QUERY, scripted
 from tools.cache.tool_calls import ToolCallCache
 from tools.hub import ToolHub
+from tools.index.search import Searcher
+from tools.index.store import IndexStore
 
 CONTRACT = (
     "n",
@@ -77,14 +81,16 @@ def test_only_comparisons_whose_entities_can_be_named_are_asked(tmp_path) -> Non
 @pytest.mark.parametrize("sequential_first", [False, True])
 @pytest.mark.slow
 async def test_the_same_plan_runs_wave_parallel_and_one_task_at_a_time(
-    sleepy_hub: ToolHub, sequential_first: bool
+    sleepy_hub: ToolHub, hotpot_index, sequential_first: bool
 ) -> None:
     team = scripted(Team(), seconds=0.5)
     run = team.resources(sleepy_hub, make_settings())
     graph = build_graph(checkpointer=InMemorySaver())
+    reader = ScriptedChatModel().on("short phrase only", "Julius Caesar")
+    rag = Baselines(reader, Searcher(IndexStore(hotpot_index).require("docs")))
 
     row = await measure(
-        graph, mode_runs(run, 4), {"id": "q1", "question": QUERY, "answer": ANSWER}, sequential_first
+        graph, mode_runs(run, 4), {"id": "q1", "question": QUERY, "answer": ANSWER}, sequential_first, rag
     )
 
     assert len(team["planner"].calls) == 1  # planned once: both modes run the plan of one checkpoint
@@ -111,6 +117,10 @@ async def test_the_same_plan_runs_wave_parallel_and_one_task_at_a_time(
     assert report["n"] == 1 and report["parallel_success"] == report["sequential_success"] == 1.0
     assert report["sequential_overlaps"] == 0 and report["parallel_plans"] == 1
     assert report["first_wave_speedup"] == row["first_wave_speedup"]
+    # same-model RAG answered the same question, after both modes: its time beside theirs
+    assert row["rag"]["short"] == "Julius Caesar" and row["rag"]["em"] == 0.0 and row["rag"]["s"] > 0
+    assert report["rag_p50_s"] == row["rag"]["s"] and report["rag_success"] == 0.0
+    assert report["end_to_end_vs_rag"] == round(parallel["e2e_s"] / row["rag"]["s"], 3)
 
 
 class Verdict(BaseModel):

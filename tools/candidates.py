@@ -53,6 +53,9 @@ def candidate(spec: ToolSpec, peers: list[ToolSpec], score: float | None, intent
         "server": spec.server,
         "score": None if score is None else round(score, 3),
     }
+    optional = spec.optional_args()
+    if optional:
+        record["optional"] = optional
     needs = tool_needs(spec, peers)
     if needs:
         record["needs"] = needs

@@ -51,6 +51,7 @@ class CandidateTool(TypedDict):
     score: float | None
     needs: NotRequired[dict[str, str]]  # argument → the tool that produces its identifier (tools/needs.py)
     intent: NotRequired[str]  # the part of the query it was retrieved for
+    optional: NotRequired[list[str]]  # arguments its schema lists but does not require
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,14 @@ class ToolSpec:
         props = self.parameters.get("properties", {})
         args = {key: type_label(value) for key, value in props.items()}
         return {"name": self.name, "description": self.description.split("\n")[0], "args": args}
+
+    def optional_args(self) -> list[str]:
+        """The arguments the schema lists but does not require; none when the schema has no
+        ``required`` list (many servers leave it out, and then no argument is marked optional)."""
+        required = self.parameters.get("required")
+        if not isinstance(required, list):
+            return []
+        return [key for key in self.parameters.get("properties", {}) if key not in required]
 
 
 def refined_spec(spec: ToolSpec, root: Path | None = None) -> ToolSpec:
