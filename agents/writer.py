@@ -327,7 +327,9 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
             source_chars=cut,
             steps=() if full else steps,
             today=state.get("today", ""),
-            said="" if direct or about_now(resolved_query(state)) else said_by(sources, resolved_query(state)),
+            said=""
+            if direct or about_now(resolved_query(state))
+            else said_by(sources, resolved_query(state)),
             quote_from=tuple(sources) if quotable else (),
             question=resolved_query(state),
         )

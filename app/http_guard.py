@@ -33,7 +33,8 @@ from models.env_settings import env_names, environment, load_group
 log = logging.getLogger(__name__)
 
 TOKEN_ENV, HOSTS_ENV, MAX_BODY_ENV, MAX_RUNS_ENV, RUN_TIMEOUT_ENV = (
-    env_names(HttpSettings, name)[0] for name in ("token", "hosts", "max_body_bytes", "max_runs", "run_timeout_s")
+    env_names(HttpSettings, name)[0]
+    for name in ("token", "hosts", "max_body_bytes", "max_runs", "run_timeout_s")
 )
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 DEFAULTS = HttpSettings()

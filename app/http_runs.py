@@ -61,7 +61,9 @@ async def invoke_turn(
         return await run_turn(svc, value, config, thread_id)
 
 
-async def run_turn(svc: Service, value: str | Command[Any], config: RunConfig, thread_id: str) -> dict[str, Any]:
+async def run_turn(
+    svc: Service, value: str | Command[Any], config: RunConfig, thread_id: str
+) -> dict[str, Any]:
     """The run itself (the caller holds the thread): its output, metadata and pending requests."""
     run_id = uuid.uuid4()
     try:

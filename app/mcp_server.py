@@ -132,7 +132,9 @@ class Backend:
             raise ToolError(f"aisearch could not start its run ({self.failure or 'it has stopped'})")
         return self.served
 
-    async def ask(self, query: str, thread_id: str | None, ctx: Context[Any, Any, Any] | None = None) -> AskResult:
+    async def ask(
+        self, query: str, thread_id: str | None, ctx: Context[Any, Any, Any] | None = None
+    ) -> AskResult:
         """One turn of the graph on a new thread or on ``thread_id``; the answer with its sources.
 
         Raises:

@@ -90,7 +90,9 @@ async def check_servers(entries: dict[str, dict[str, Any]]) -> dict[str, list[st
             listed = [listed_tool(t) for t in server.tools.values()]
             store_listing(name, connections[name], server.instructions, listed)
         tools = {
-            name: sorted(spec.name.removeprefix(f"{name}.") for spec in hub.specs.values() if spec.server == name)
+            name: sorted(
+                spec.name.removeprefix(f"{name}.") for spec in hub.specs.values() if spec.server == name
+            )
             for name in entries
         }
     for name, names in tools.items():
@@ -112,7 +114,10 @@ def cmd_add(args: argparse.Namespace) -> int:
     path = servers_file()
     tools = {} if args.no_check else asyncio.run(check_servers(entries))
     for name in add_servers(path, entries, replace=args.replace):
-        echo(f"added {name!r} to {path}" + (_tools_line(tools[name]) if name in tools else " (not started: --no-check)"))
+        echo(
+            f"added {name!r} to {path}"
+            + (_tools_line(tools[name]) if name in tools else " (not started: --no-check)")
+        )
     echo("`aisearch tools index` embeds it for tool retrieval; every run from now on can use it.")
     return 0
 

@@ -63,7 +63,11 @@ def _question(thread: int, turn: int) -> str:
 async def _turn(client: httpx.AsyncClient, thread_id: str, thread: int, turn: int, last: bool) -> str | None:
     """One request; None when it answered, else what went wrong."""
     configurable: dict[str, str] = {}
-    body = {"input": {"query": _question(thread, turn)}, "config": {"configurable": configurable}, "kwargs": {}}
+    body = {
+        "input": {"query": _question(thread, turn)},
+        "config": {"configurable": configurable},
+        "kwargs": {},
+    }
     if turn == 0:
         configurable["thread_id"] = thread_id
         response = await client.post("/invoke", json=body)

@@ -26,7 +26,9 @@ class Budgets(SettingsGroup):
     max_executor_rounds: int = setting(
         2, ge=1, doc="rounds of a task (call, judge, refine); search rounds of a planned search task"
     )
-    max_hops: int = setting(2, ge=1, doc="searches of the serial (multi-hop) strategy for a question kept whole")
+    max_hops: int = setting(
+        2, ge=1, doc="searches of the serial (multi-hop) strategy for a question kept whole"
+    )
     max_chain_hops: int = setting(
         4, ge=2, doc="questions of a hop chain (MuSiQue asks up to 4); a longer split is searched whole"
     )
@@ -63,7 +65,9 @@ class CacheSettings(SettingsGroup):
         doc="an earlier question (and its conversation) must be at least this similar (MiniLM cosine), "
         "and the near-miss guard must find no differing name, number or swapped word",
     )
-    context_turns: int = setting(2, ge=0, doc="earlier user turns of the thread compared along with the question")
+    context_turns: int = setting(
+        2, ge=0, doc="earlier user turns of the thread compared along with the question"
+    )
     answer_ttl_hours: float = setting(168.0, gt=0, doc="an answer is served for at most this long")
     max_answers: int = setting(1000, ge=1, doc="answers kept; the least recently used go first")
     tools: bool = setting(
@@ -92,9 +96,14 @@ class HttpSettings(SettingsGroup):
         doc="comma-separated `Host` headers the API answers (421 otherwise: DNS rebinding); `*` turns the check off",
     )
     max_body_bytes: int = setting(
-        64 * 1024, gt=0, env="AISEARCH_MAX_BODY_BYTES", doc="largest request body (also `--max-body-bytes`); 413 above it"
+        64 * 1024,
+        gt=0,
+        env="AISEARCH_MAX_BODY_BYTES",
+        doc="largest request body (also `--max-body-bytes`); 413 above it",
     )
-    max_runs: int = setting(32, gt=0, env="AISEARCH_MAX_RUNS", doc="runs in flight per server process; one more gets 503")
+    max_runs: int = setting(
+        32, gt=0, env="AISEARCH_MAX_RUNS", doc="runs in flight per server process; one more gets 503"
+    )
     run_timeout_s: float = setting(
         900.0, gt=0, env="AISEARCH_RUN_TIMEOUT_S", doc="a run's deadline; past it the request gets 504"
     )

@@ -74,7 +74,9 @@ def _system_stats(
     }
 
 
-def side_by_side(judged: Sequence[Mapping[str, Any]], system: str = SYSTEM, baseline: str = BASELINE) -> dict[str, Any]:
+def side_by_side(
+    judged: Sequence[Mapping[str, Any]], system: str = SYSTEM, baseline: str = BASELINE
+) -> dict[str, Any]:
     """Win/tie/lose of ``system`` against ``baseline`` on the total score, with NWR, its interval,
     the sign test, and the paired mean difference of the totals with its interval."""
     pairs = [(total(r["scores"][system]), total(r["scores"][baseline])) for r in judged]
@@ -105,7 +107,9 @@ def order_bias(judged: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]
     return by_place
 
 
-def summarise_cqed(records: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def summarise_cqed(
+    records: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The run's summary (see the module docstring) from its per-query records.
 
     Args:

@@ -24,6 +24,7 @@ export LANGSMITH_TRACING=false HF_HUB_OFFLINE=1
 .venv/bin/python -c 'from evals.bfcl_fetch import ensure_bfcl; ensure_bfcl()' 2>/dev/null \
   || echo "test.sh: BFCL's wheel could not be fetched; the tests that need its checker skip" >&2
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 .venv/bin/python -m mypy
 workers="${AISEARCH_TEST_WORKERS:-2}"
 parallel=()

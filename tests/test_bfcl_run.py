@@ -233,7 +233,9 @@ def test_prompt_mode_sends_bfcls_prompt_and_no_tools(tmp_path: Path, bfcl_root: 
 
 def test_schema_mode_constrains_the_reply_to_the_tasks_functions(tmp_path: Path, bfcl_root: Path) -> None:  # noqa: F811
     tasks = load_tasks(FIXTURE_DATA, ("simple_python",), "all", n=1)
-    reply = json.dumps({"tool_calls": [{"name": "geometry.triangle_area", "arguments": {"base": 10, "height": 5}}]})
+    reply = json.dumps(
+        {"tool_calls": [{"name": "geometry.triangle_area", "arguments": {"base": 10, "height": 5}}]}
+    )
     model = ToolCallingModel(script=[("triangle", reply)], seen=[])
     summary = run(options(tmp_path, mode="schema"), model, tasks, Scorer(bfcl_root))
     assert summary["correct"] == 1

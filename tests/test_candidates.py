@@ -130,9 +130,7 @@ async def test_only_the_selected_server_starts_in_a_run(
     team = Team()
     team["master"].on(MASTER, assessment("moderate", resolved=QUERY))
     team["executor"].on(EXEC_ARGS, {"person": "Napoleon"})
-    team["master"].on(
-        EXEC_JUDGE, {"sufficient": True, "result": "no record of Napoleon", "retry_args": None}
-    )
+    team["master"].on(EXEC_JUDGE, {"sufficient": True, "result": "no record of Napoleon", "retry_args": None})
     team["writer"].on(WRITER, "The archive has no record of Napoleon [1].")
     add_synthetic_queries(lazy_hub, tmp_path, "facts", ["when did cleopatra come into this world"])
     settings = make_settings(max_replans=0)

@@ -147,7 +147,9 @@ def test_only_a_bare_name_of_an_earlier_answer_is_answered_by_it() -> None:
     assert named_already("What was the name of #1", [first]) is first
     assert named_already("What is the full name of #1?", [first]) is None, "asks for more"
     assert named_already("What is the name of #1's father?", [first]) is None
-    unknown = HopRecord(step="Who built it?", query="Who built it?", answer="", task_id="h1", status="unanswered")
+    unknown = HopRecord(
+        step="Who built it?", query="Who built it?", answer="", task_id="h1", status="unanswered"
+    )
     assert named_already("What is the name of #1?", [unknown]) is None
 
 
@@ -236,7 +238,9 @@ def test_a_marked_phrase_counts_only_when_it_describes_a_part_of_the_question() 
     )
     assert describing_phrase(f"[{question}]", question) is None, "the whole question"
     asked = "Renzo Gracie beat the champion who was a pioneer of what sports organization?"
-    assert describing_phrase(asked.replace("what sports", "[what sports") + "]", asked) is None, "what it asks"
+    assert describing_phrase(asked.replace("what sports", "[what sports") + "]", asked) is None, (
+        "what it asks"
+    )
     assert describing_phrase(question, question) is None, "nothing marked"
     assert describes("the top PC manufacturer from 1994") and not describes(
         "Alice de Lusignan, Countess of Surrey"
@@ -415,10 +419,14 @@ def test_a_later_hop_is_about_the_earlier_answer_its_question_names() -> None:
     assert off_subject("Baranya County", [off, on], subject, template) is not None, "said only off subject"
     assert off_subject("Winneshiek County", [off, on], subject, template) is None
     assert off_subject("Baranya County", [off], "", "") is None, "a first hop has no subject"
-    village = Evidence(id="d", title="Dunmore", content="Dunmore is a village in Stirlingshire.", kind="document")
+    village = Evidence(
+        id="d", title="Dunmore", content="Dunmore is a village in Stirlingshire.", kind="document"
+    )
     engineer = Evidence(id="m", title="Miriam Calloway", content="She was born in Dunmore.", kind="document")
     unsplit = "In which county is the birthplace of #1?"
-    assert off_subject("Stirlingshire", [engineer, village], "Miriam Calloway", unsplit) is None, "one link away"
+    assert off_subject("Stirlingshire", [engineer, village], "Miriam Calloway", unsplit) is None, (
+        "one link away"
+    )
     assert off_subject("Croatia", [off], "Baranya County", "Which country borders #1?") is None
 
 
@@ -433,7 +441,11 @@ class _Reader:
 
 
 async def test_a_hop_answer_read_off_another_subject_is_asked_for_again() -> None:
-    model = ScriptedChatModel().on("is about Allamakee County", "Winneshiek County").on(HOP_READ, "Baranya County")
+    model = (
+        ScriptedChatModel()
+        .on("is about Allamakee County", "Winneshiek County")
+        .on(HOP_READ, "Baranya County")
+    )
     passages = [
         Evidence(id="b", title="Baranya County", content="Baranya County borders Croatia.", kind="document"),
         Evidence(id="w", title="Winneshiek County", content="It borders Allamakee County.", kind="document"),
@@ -441,7 +453,9 @@ async def test_a_hop_answer_read_off_another_subject_is_asked_for_again() -> Non
     step = "Which county shares a border with #1?"
     question = resolve(step, ["Allamakee County"])
 
-    answer = await read_hop(_Reader(model), question, passages, subject=hop_subject(step, ["Allamakee County"]))  # type: ignore[arg-type]
+    answer = await read_hop(
+        _Reader(model), question, passages, subject=hop_subject(step, ["Allamakee County"])
+    )  # type: ignore[arg-type]
 
     assert answer == "Winneshiek County"
     assert len(model.calls) == 2, "asked once more, about the earlier answer"
@@ -449,11 +463,16 @@ async def test_a_hop_answer_read_off_another_subject_is_asked_for_again() -> Non
 
 def test_a_split_that_drops_a_name_of_the_question_is_not_followed() -> None:
     question = "What is the species of animal which the town of Antelope, Kansas was named after?"
-    dropped = ["What town was named after an animal?", "What is the species of animal that #1 was named after?"]
+    dropped = [
+        "What town was named after an animal?",
+        "What is the species of animal that #1 was named after?",
+    ]
     assert lost_names(question, dropped) == {"antelope", "kansa"}
     kept = ["Which company makes the iPhone?", "Who founded #1?"]
     assert lost_names("Who founded the company that makes the iPhone?", kept) == set()
-    assert lost_names("In 2002, what company merged with the top PC maker from 1994?", ["Who merged in 2002?"]) == {
+    assert lost_names(
+        "In 2002, what company merged with the top PC maker from 1994?", ["Who merged in 2002?"]
+    ) == {
         "pc",
         "1994",
     }
@@ -491,7 +510,9 @@ async def test_a_split_that_copies_a_worked_example_is_not_followed(team: Team, 
 async def test_a_split_that_drops_a_name_is_chained_through_the_marked_phrase(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
-    team["master"].on(DECOMPOSE, "1. Who built the lighthouse?\n2. Where was #1 born?\n3. In which county is #2?")
+    team["master"].on(
+        DECOMPOSE, "1. Who built the lighthouse?\n2. Where was #1 born?\n3. In which county is #2?"
+    )
     team["master"].on(MARK, marker(MARKED))
     team["writer"].on(HOP_READ, hop_reader(MARKED_ANSWERS))
 

@@ -121,7 +121,10 @@ def children_of(pid: int) -> list[int]:
 
 def test_the_server_is_chosen_in_the_configuration(tmp_path: Path) -> None:
     assert load_model_settings(env={}).local.server == "llama-server"
-    assert load_model_settings(env={"AISEARCH_LOCAL_SERVER": "llama-cpp-python"}).local.server == "llama-cpp-python"
+    assert (
+        load_model_settings(env={"AISEARCH_LOCAL_SERVER": "llama-cpp-python"}).local.server
+        == "llama-cpp-python"
+    )
     settings = load_model_settings(
         env={"AISEARCH_LOCAL_SERVER": "llama-server", "AISEARCH_LOCAL_PARALLEL": "2"}
     )
@@ -380,7 +383,13 @@ def test_a_server_still_loading_its_models_is_not_idle(tmp_path: Path) -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Metrics)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     router = [sys.executable, "-c", "import time; time.sleep(60)"]  # a real process to supervise
-    config = {"command": router, "host": "127.0.0.1", "port": server.server_address[1], "aliases": ["m"], "idle_s": 0.4}
+    config = {
+        "command": router,
+        "host": "127.0.0.1",
+        "port": server.server_address[1],
+        "aliases": ["m"],
+        "idle_s": 0.4,
+    }
     try:
         started = time.monotonic()
         code = supervise(config, threading.Event())

@@ -133,7 +133,9 @@ def test_the_operands_of_an_arithmetic_expression_are_found_by_parsing() -> None
 
 def test_a_lookup_a_calculation_takes_returns_a_number() -> None:
     t1 = Task(id="t1", goal="Date of birth of Fred Niblo", tool="docs.search", args={"query": "Fred Niblo"})
-    t2 = Task(id="t2", goal="Birth year of Duffell", tool="docs.search", args={"query": "Duffell"}, returns="a year")
+    t2 = Task(
+        id="t2", goal="Birth year of Duffell", tool="docs.search", args={"query": "Duffell"}, returns="a year"
+    )
     t3 = Task(id="t3", goal="Peter Duffell's films", tool="docs.search", args={"query": "Duffell films"})
     t4 = calc("abs({{t2}} - {{t1}})", "t4").model_copy(update={"deps": ["t1", "t2"]})
     t5 = Task(id="t5", goal="Summarise", tool=None, args={"text": "{{t3}}"}, deps=["t3"])

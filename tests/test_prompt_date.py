@@ -22,7 +22,9 @@ def test_only_a_full_date_equal_to_today_without_a_source_is_borrowed() -> None:
     assert not borrows_today("1952", TODAY, SOURCES), "another date"
     assert not borrows_today("2026", TODAY, SOURCES), "a year alone is not today's date"
     assert not borrows_today("November 22, 2026", TODAY, "clock: now is 2026-11-22T09:00"), "a source says it"
-    assert not borrows_today("22 November 2026", TODAY, "The vote was held on 22 November 2026."), "spelled out"
+    assert not borrows_today("22 November 2026", TODAY, "The vote was held on 22 November 2026."), (
+        "spelled out"
+    )
     assert not borrows_today("November 22, 2026", "", SOURCES), "no date in the prompt"
     assert full_date("Lyons' death in 1939") is None and full_date("x" * 500) is None
 
@@ -43,7 +45,9 @@ async def test_the_writer_is_asked_again_when_it_answers_with_todays_date(
     model.on("Question:", "November 22, 2026")
     reading = Reading(direct=False, today=TODAY, said=SOURCES)
 
-    short, text, problem = await answer_first(model, f"Context:\n{SOURCES}\nQuestion: When did it end?\nAnswer:", reading)
+    short, text, problem = await answer_first(
+        model, f"Context:\n{SOURCES}\nQuestion: When did it end?\nAnswer:", reading
+    )
 
     assert short == expected and problem is None
     assert any(NOT_TODAY in call.prompt for call in model.calls)
@@ -53,8 +57,9 @@ async def test_a_question_about_today_keeps_todays_date() -> None:
     model = ScriptedChatModel()
     model.on(EXPLAIN, "It is today [1].").on("Question:", "November 22, 2026")
 
-    short, _, _ = await answer_first(model, "Question: What is the date today?\nAnswer:", Reading(direct=False, today=TODAY))
+    short, _, _ = await answer_first(
+        model, "Question: What is the date today?\nAnswer:", Reading(direct=False, today=TODAY)
+    )
 
     assert short == "November 22, 2026", "nothing said to check against (a question about now): kept"
     assert not any(NOT_TODAY in call.prompt for call in model.calls)
-

@@ -34,7 +34,9 @@ class Call:
     started: float
     finished: float
     conversation: str = ""  # every message of the call, joined
-    kwargs: dict[str, Any] = field(default_factory=dict)  # what the call was bound with (response_format, ...)
+    kwargs: dict[str, Any] = field(
+        default_factory=dict
+    )  # what the call was bound with (response_format, ...)
 
 
 def _joined(messages: list[BaseMessage]) -> str:
@@ -82,7 +84,9 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         started = time.time()
         text = self._reply(messages)
-        self.calls.append(Call(str(messages[-1].content), text, started, time.time(), _joined(messages), kwargs))
+        self.calls.append(
+            Call(str(messages[-1].content), text, started, time.time(), _joined(messages), kwargs)
+        )
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     async def _agenerate(
@@ -96,7 +100,9 @@ class ScriptedChatModel(BaseChatModel):
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         text = self._reply(messages)
-        self.calls.append(Call(str(messages[-1].content), text, started, time.time(), _joined(messages), kwargs))
+        self.calls.append(
+            Call(str(messages[-1].content), text, started, time.time(), _joined(messages), kwargs)
+        )
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
@@ -119,7 +125,9 @@ class StreamingScriptedChatModel(ScriptedChatModel):
         for start in range(0, len(text), self.chunk_chars):
             await asyncio.sleep(self.chunk_delay_s)
             yield ChatGenerationChunk(message=AIMessageChunk(content=text[start : start + self.chunk_chars]))
-        self.calls.append(Call(str(messages[-1].content), text, started, time.time(), _joined(messages), kwargs))
+        self.calls.append(
+            Call(str(messages[-1].content), text, started, time.time(), _joined(messages), kwargs)
+        )
 
 
 DECOMPOSE = "You split a question into simple questions"
