@@ -139,7 +139,7 @@ async def test_the_planner_sees_the_dependency_and_a_read_without_search_is_repa
     names = [c["name"] for c in state["candidate_tools"]]
     assert "docsearch.read" in names and names.index("docsearch.search") < names.index("docsearch.read")
     first_prompt = team["planner"].calls[0].prompt
-    assert "docsearch.read(passage_id, collection): Read the full text" in first_prompt
+    assert "docsearch.read(passage_id[, collection]): Read the full text" in first_prompt
     assert "(needs passage_id from docsearch.search)" in first_prompt
     assert len(team["planner"].calls) == 2  # rejected once, repaired
     tasks = {t["id"]: t for t in state["plan"]["tasks"]}
