@@ -16,7 +16,6 @@ what the base did elsewhere). 1 is the adapter as trained.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from models.config_files import write_json_atomically
 from models.distilled import manifest_path
 
 log = logging.getLogger(__name__)
@@ -173,5 +173,5 @@ def export(
         "seconds": round(time.perf_counter() - started, 1),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    manifest_path(out).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    write_json_atomically(manifest_path(out), manifest)
     return manifest
