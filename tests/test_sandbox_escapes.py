@@ -218,7 +218,9 @@ def test_children_are_killed_on_timeout(namespaces: bool) -> None:
 @pytest.mark.parametrize(
     "namespaces", [pytest.param(True, marks=needs_namespaces), False], ids=["ns", "no-ns"]
 )
-def test_everything_dies_when_the_server_is_killed(namespaces: bool) -> None:
+def test_everything_dies_when_the_server_is_killed(namespaces: bool, tmp_path: Path) -> None:
+    """A SIGKILLed server cannot remove its work directory: the test keeps it under ``tmp_path``
+    (through ``TMPDIR``) rather than leaving one in the machine's temporary folder per run."""
     marker = _marker()
     code = (
         NAME_SELF.format(marker=marker)
@@ -228,12 +230,14 @@ def test_everything_dies_when_the_server_is_killed(namespaces: bool) -> None:
         [sys.executable, "-c", f"from tools.servers.sandbox import run_sandboxed\n"
          f"run_sandboxed({code!r}, timeout_s=30, namespaces={namespaces}, audit_hook=False, seccomp=False)"],
         cwd=REPO_ROOT,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 10
         while len(_alive(marker)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(_alive(marker)) == 2
+        assert [p.name[: len("aisearch-sandbox-")] for p in tmp_path.iterdir()] == ["aisearch-sandbox-"]
         server.send_signal(signal.SIGKILL)
         server.wait()
         assert _gone(marker)
