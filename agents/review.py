@@ -2,7 +2,10 @@
 
 Seed 001 §2 and §3.5: after each wave the Master checks status and completeness. A failed task →
 local re-plan (its descendants with it); an incomplete one → the Planner augments the DAG; ready
-tasks → the next wave; otherwise → the Writer. Budgets (re-plans, waves, tool calls, wall clock)
+tasks → the next wave; otherwise → the Writer. One refinement: a tool-free task over earlier results
+that all came back complete is read as it is when the executor calls it incomplete (the Writer,
+a stronger model, reads the same inputs): augmenting can only add lookups of what was already found,
+and on ``aisearch bench dag`` those augments cost 25–80 s each (docs/results.md, 2026-11-29). Budgets (re-plans, waves, tool calls, wall clock)
 end every loop; when one runs out the Writer answers with what exists and lists what is missing.
 The node returns the decision and the next step together (``Command``).
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from typing import Literal, cast
 
 from langgraph.runtime import Runtime
@@ -21,7 +25,7 @@ from core.events import ReviewEvent, emit
 from core.plan import Plan, current_plan
 from core.run import RunContext, current_run
 from core.settings_groups import Budgets
-from core.state import Decision, Review, SearchState, tool_calls_used
+from core.state import Decision, Review, SearchState, TaskResult, tool_calls_used
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +45,22 @@ class Verdict(BaseModel):
     failed: list[str] = Field(default_factory=list)
     incomplete: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
+    read_as_is: list[str] = Field(default_factory=list)  # incomplete, kept without augmenting
 
     def record(self) -> Review:
         """The verdict as the state's review record."""
-        return cast(Review, self.model_dump())
+        return cast(Review, self.model_dump(exclude={"read_as_is"}))
+
+
+def over_complete_inputs(plan: Plan, results: Mapping[str, TaskResult], tid: str) -> bool:
+    """Whether task ``tid`` is tool-free and every result it reads came back complete: what it
+    lacks, no new lookup would find."""
+    task = plan.by_id()[tid]
+    return (
+        task.tool is None
+        and bool(task.deps)
+        and all(dep in results and results[dep]["status"] == "ok" for dep in task.deps)
+    )
 
 
 def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Verdict:
@@ -55,9 +71,11 @@ def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Ve
     current = {task.id: results[task.id] for task in plan.tasks if task.id in results}
     augmented = set(state.get("augmented", []))
     failed = [tid for tid, result in current.items() if result["status"] == "failed"]
-    incomplete = [tid for tid, r in current.items() if r["status"] == "incomplete" and tid not in augmented]
-    done = plan.done(current, augmented)
-    pending = plan.ready(current, augmented)
+    unsettled = [tid for tid, r in current.items() if r["status"] == "incomplete" and tid not in augmented]
+    read_as_is = [tid for tid in unsettled if over_complete_inputs(plan, results, tid)]
+    incomplete = [tid for tid in unsettled if tid not in read_as_is]
+    done = plan.done(current, augmented | set(read_as_is))
+    pending = plan.ready(current, augmented | set(read_as_is))
     unfinished = [task.id for task in plan.tasks if task.id not in done]
 
     def missing_for(ids: list[str]) -> list[str]:
@@ -104,9 +122,17 @@ def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Ve
             incomplete=incomplete,
             missing=missing_for(incomplete),
         )
+    as_is = f"; {read_as_is} incomplete over complete inputs, read as they are" if read_as_is else ""
     if pending:
-        return Verdict(decision="dispatch", reason=f"{len(pending)} task(s) ready", incomplete=incomplete)
-    return Verdict(decision="write", reason="all tasks completed", incomplete=incomplete)
+        return Verdict(
+            decision="dispatch",
+            reason=f"{len(pending)} task(s) ready{as_is}",
+            incomplete=incomplete,
+            read_as_is=read_as_is,
+        )
+    return Verdict(
+        decision="write", reason=f"all tasks completed{as_is}", incomplete=incomplete, read_as_is=read_as_is
+    )
 
 
 async def review(
@@ -121,4 +147,6 @@ async def review(
     update: dict[str, object] = {"review": record}
     if verdict.missing:
         update["missing"] = verdict.missing
+    if verdict.read_as_is:  # their children may run, and no later review augments them
+        update["augmented"] = verdict.read_as_is
     return Command(goto=NEXT_NODE[verdict.decision], update=update)

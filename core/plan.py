@@ -102,8 +102,9 @@ class Plan(BaseModel):
         return [task for task in self.tasks if task.id not in needed]
 
     def done(self, results: Mapping[str, TaskResult], augmented: Iterable[str] = ()) -> set[str]:
-        """Ids of the tasks whose children may run: ok, or incomplete and already augmented (the
-        Planner added downstream tasks that finish their work)."""
+        """Ids of the tasks whose children may run: ok, or incomplete and settled (``augmented``:
+        the Planner added downstream tasks that finish their work, or the Master's review read the
+        result as it is)."""
         augmented = set(augmented)
         return {
             task.id

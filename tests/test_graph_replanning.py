@@ -178,6 +178,33 @@ async def test_an_augmentation_that_only_repeats_lets_the_incomplete_result_stan
 
 
 @pytest.mark.slow
+async def test_an_incomplete_step_over_complete_lookups_goes_to_the_writer(team: Team, hub: ToolHub) -> None:
+    query = "What do Emperor Wu of Han and Julius Caesar have in common?"
+    team["master"].on(MASTER, assessment("complex", "parallel", resolved=query))
+    team["planner"].on(
+        PLANNER,
+        {
+            "reasoning": "look both up, then say what they share",
+            "tasks": [
+                *FIRST_PLAN["tasks"][:2],
+                {"id": "t3", "goal": "What the two have in common", "tool": None, "deps": ["t1", "t2"]},
+            ],
+        },
+    )
+    judge_all_sufficient(team)
+    team["executor"].on(EXEC_COMPUTE, {"result": "both were rulers", "complete": False})
+    team["writer"].on(WRITER, "Both ruled: Wu from 141 BC [1], Caesar from 49 BC [2].")
+
+    state, path, _ = await run(team.resources(hub), query)
+
+    assert [entry["mode"] for entry in state["plan_log"]] == ["plan"], "no augmentation"
+    assert not [c for c in team["planner"].calls if "results are incomplete" in c.prompt]
+    assert state["results"]["t3"]["status"] == "incomplete" and state["augmented"] == ["t3"]
+    assert "read as they are" in state["review"]["reason"]
+    assert path[-1] == "writer" and path.count("plan") == 1
+
+
+@pytest.mark.slow
 async def test_incomplete_result_makes_the_planner_augment_the_dag(team: Team, hub: ToolHub) -> None:
     team["master"].on(MASTER, assessment("complex", "serial", resolved=QUERY))
     team["planner"].on(
