@@ -210,6 +210,7 @@ def cmd_dag(args: argparse.Namespace) -> int:
             corpus=Path(args.corpus) if args.corpus else data.with_name("corpus.jsonl"),
             collection=args.collection,
             parallel_cap=args.parallel,
+            prompt_cache=args.prompt_cache,
         )
     )
     if args.json:
@@ -324,5 +325,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     dag.add_argument("--collection", default="hotpotqa", help="collection for the corpus (default hotpotqa)")
     dag.add_argument(
         "--parallel", type=int, help="tasks at once in the parallel mode (default: max_parallel)"
+    )
+    dag.add_argument(
+        "--prompt-cache",
+        action="store_true",
+        help="the plan and RAG reuse the model server's cached prompt, as `aisearch ask` does "
+        "(the two execution modes never do)",
     )
     dag.set_defaults(func=_guard_dag)

@@ -30,7 +30,9 @@ that make one run of a question longer than the other.
 Each question is also answered by same-model RAG (``evals.baseline.Baselines.rag``, not reading a
 cached prompt either), after both modes: ``rag_p50_s``, ``rag_success`` and
 ``end_to_end_vs_rag`` (the parallel mode's end-to-end P50 over RAG's) put the Planner route's
-latency beside the baseline it must stay within a few times of.
+latency beside the baseline it must stay within a few times of. With ``--prompt-cache`` the prefix
+and RAG read the model server's prompt cache as ``aisearch ask`` does (the Planner's rules and
+worked example are then read once, not per question); the two modes still do not.
 """
 
 from __future__ import annotations
@@ -120,6 +122,16 @@ def mode_runs(run: Run, parallel_cap: int) -> dict[str, Run]:
         )
         for mode, cap in (("parallel", parallel_cap), ("sequential", 1))
     }
+
+
+def prefix_run(run: Run, runs: dict[str, Run], prompt_cache: bool) -> Run:
+    """The run the shared prefix (Master, tool selection, plan) and same-model RAG go through: the
+    parallel mode's, or with ``prompt_cache`` the same with the open run's models, whose requests
+    may reuse the server's cached prompt as ``aisearch ask``'s do. The plan is made once for both
+    modes, so its cache favours neither."""
+    if not prompt_cache:
+        return runs["parallel"]
+    return dataclasses.replace(runs["parallel"], models=run.models, _cache={})  # its own chat models
 
 
 def critical_path(plan: dict[str, Any], results: dict[str, Any]) -> float:
@@ -232,10 +244,12 @@ async def measure(
     question: dict[str, Any],
     sequential_first: bool,
     rag: Baselines | None = None,
+    prefix: Run | None = None,
 ) -> dict[str, Any]:
-    """One question: plan once, then run the plan in both modes from the same checkpoint (and
-    answer it with ``rag`` when given)."""
-    fork, info = await plan_once(graph, runs["parallel"], question["question"], f"bench-dag-{question['id']}")
+    """One question: plan once (through ``prefix``, by default the parallel mode's run), then run
+    the plan in both modes from the same checkpoint (and answer it with ``rag`` when given)."""
+    planning = prefix or runs["parallel"]
+    fork, info = await plan_once(graph, planning, question["question"], f"bench-dag-{question['id']}")
     row: dict[str, Any] = {"id": question["id"], "question": question["question"], "gold": question["answer"]}
     row |= {key: value for key, value in info.items() if key != "plan"}
     if fork is None:
@@ -328,8 +342,10 @@ async def run(
     corpus: Path = CORPUS,
     collection: str = "hotpotqa",
     parallel_cap: int | None = None,
+    prompt_cache: bool = False,
 ) -> dict[str, Any]:
-    """Index the corpus (or reuse it), open the run, measure every question; the report."""
+    """Index the corpus (or reuse it), open the run, measure every question; the report. With
+    ``prompt_cache`` the prefix and RAG may reuse the server's cached prompt (``prefix_run``)."""
     from evals.qa_context import open_context
 
     questions = load_questions(data, n)
@@ -342,10 +358,11 @@ async def run(
     ) as ctx:
         graph = build_graph(checkpointer=InMemorySaver())
         runs = mode_runs(ctx.run, cap)
+        prefix = prefix_run(ctx.run, runs, prompt_cache)
         searcher = ctx.baselines.searcher if ctx.baselines else None
-        rag = Baselines(runs["parallel"].models("writer"), searcher) if searcher else None
+        rag = Baselines(prefix.models("writer"), searcher) if searcher else None
         for index, question in enumerate(questions):
-            row = await measure(graph, runs, question, sequential_first=index % 2 == 1, rag=rag)
+            row = await measure(graph, runs, question, index % 2 == 1, rag, prefix)
             log.info("bench dag %s: %s", question["id"], {m: row.get(m, {}).get("exec_s") for m in MODES})
             rows.append(row)
     report = summarise(rows, cap)
@@ -356,6 +373,7 @@ async def run(
             "before": [round(x, 2) for x in load_before],
             "after": [round(x, 2) for x in os.getloadavg()],
         },
+        "prompt_cache": prompt_cache,
         "commit": version["commit"] or "unknown",
         "dirty": version["dirty"],
         "data": str(data),
@@ -393,6 +411,11 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         f"Same-model RAG on the same questions: P50 {report.get('rag_p50_s')} s, success "
         f"{report.get('rag_success')}; the parallel mode's end-to-end P50 is "
-        f"{report.get('end_to_end_vs_rag')}× RAG's.",
+        f"{report.get('end_to_end_vs_rag')}× RAG's. The prefix (Master, tool selection, plan) and RAG "
+        + (
+            "read the model server's prompt cache, as `aisearch ask` does."
+            if report.get("prompt_cache")
+            else "read no cached prompt."
+        ),
     ]
     return "\n".join(lines) + "\n"

@@ -15,7 +15,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
 from app.cli import main
-from bench.dag import critical_path, load_questions, measure, mode_runs, overlapping_pairs, summarise
+from bench.dag import (
+    critical_path,
+    load_questions,
+    measure,
+    mode_runs,
+    overlapping_pairs,
+    prefix_run,
+    summarise,
+)
 from evals.baseline import Baselines
 from graph.builder import build_graph
 from models.factory import CompatibleChatOpenAI
@@ -150,6 +158,24 @@ async def test_neither_mode_reads_a_cache_the_other_filled(tmp_path, sleepy_hub:
     assert len(modes) == 4 and all(body["cache_prompt"] is False for body in modes)
     assert all("response_format" in body for body in modes[1::2])  # a constrained call keeps both
     assert "cache_prompt" not in opened
+
+
+async def test_with_the_prompt_cache_only_the_prefix_reads_it(sleepy_hub: ToolHub) -> None:
+    with fake_openai([("Is it ok?", '{"ok": true}')]) as server:
+        run = Team().resources(sleepy_hub, make_settings())
+        run.models = lambda role: CompatibleChatOpenAI(
+            model="fake", base_url=server.url, api_key="x", timeout=5, max_retries=0
+        )
+        runs = mode_runs(run, 4)
+        for prompt_cache in (True, False):
+            prefix = prefix_run(run, runs, prompt_cache)
+            assert prefix.settings.budgets.max_parallel == 4 and prefix.tool_cache is None
+            await prefix.model("planner").ainvoke([HumanMessage(content="Is it ok?")])
+        await runs["parallel"].model("executor").ainvoke([HumanMessage(content="Is it ok?")])
+
+    cached, cold, mode = server.bodies
+    assert "cache_prompt" not in cached, "the plan reads the prompt cache as `aisearch ask` does"
+    assert cold["cache_prompt"] is False and mode["cache_prompt"] is False
 
 
 def test_a_bad_question_file_is_one_line_of_error(tmp_path, capsys) -> None:
