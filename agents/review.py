@@ -53,13 +53,14 @@ class Verdict(BaseModel):
 
 
 def over_complete_inputs(plan: Plan, results: Mapping[str, TaskResult], tid: str) -> bool:
-    """Whether task ``tid`` is tool-free and every result it reads came back complete: what it
-    lacks, no new lookup would find."""
-    task = plan.by_id()[tid]
+    """Whether task ``tid`` ran tool-free (the executor model answered it, also where the plan had
+    bound a calculator its inputs could not fill) and every result it reads came back complete:
+    what it lacks, no new lookup would find."""
+    deps = plan.by_id()[tid].deps
     return (
-        task.tool is None
-        and bool(task.deps)
-        and all(dep in results and results[dep]["status"] == "ok" for dep in task.deps)
+        results[tid]["tool"] is None
+        and bool(deps)
+        and all(dep in results and results[dep]["status"] == "ok" for dep in deps)
     )
 
 

@@ -29,7 +29,9 @@ def result(tid: str, status: str, tool: str | None = "docsearch.search") -> dict
 
 
 def state(tasks: list[dict[str, Any]], statuses: dict[str, str], **extra: Any) -> SearchState:
-    results = {tid: result(tid, status) for tid, status in statuses.items()}
+    """The plan's ``tasks`` with results of ``statuses``, each run with the tool its task binds."""
+    tools = {task["id"]: task["tool"] for task in tasks}
+    results = {tid: result(tid, status, tools[tid]) for tid, status in statuses.items()}
     return SearchState(plan={"tasks": tasks}, results=results, waves=1, replans=0, **extra)  # type: ignore[typeddict-item]
 
 
@@ -40,6 +42,18 @@ def test_a_tool_free_task_over_complete_lookups_goes_to_the_writer_not_to_an_aug
     assert verdict.read_as_is == ["t3"] and verdict.incomplete == []
     assert "read as they are" in verdict.reason
     assert "read_as_is" not in verdict.record(), "the review record keeps its contract"
+
+
+def test_a_calculator_step_the_executor_model_answered_counts_as_tool_free() -> None:
+    """A calculator whose filled-in expression held words goes to the executor model: its result
+    names no tool, whatever the plan bound."""
+    calculator = {**COMBINE, "tool": "python.calculate", "args": {"expression": "{{t1}} - {{t2}}"}}
+    ran = state([*LOOKUPS, calculator], {"t1": "ok", "t2": "ok", "t3": "incomplete"})
+    ran["results"]["t3"]["tool"] = None
+
+    verdict = decide(ran, Budgets())
+
+    assert verdict.decision == "write" and verdict.read_as_is == ["t3"]
 
 
 def test_the_tasks_waiting_on_a_result_read_as_it_is_run_next() -> None:
