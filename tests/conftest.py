@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -32,16 +33,25 @@ from tools.registry import bundled_connections
 REPO = Path(__file__).resolve().parent.parent
 FIXED_NOW = "2026-11-22T09:00:00+00:00"
 
+
+def _scratch(prefix: str) -> str:
+    """A folder of this test process's own, removed when the process exits (each xdist worker
+    makes its own)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 os.environ.setdefault("LANGSMITH_TRACING", "false")
 # tests never touch the user's document index, nor build the default one in the background
-os.environ["AISEARCH_INDEX_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-index-")
+os.environ["AISEARCH_INDEX_DIR"] = _scratch("aisearch-test-index-")
 # nor the user's tool index, run vector cache or server listings
-os.environ["AISEARCH_TOOLS_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-tools-")
+os.environ["AISEARCH_TOOLS_DIR"] = _scratch("aisearch-test-tools-")
 # nor the user's distillation work: the executor role's default stays the bundled model
-os.environ["AISEARCH_DISTILL_DIR"] = tempfile.mkdtemp(prefix="aisearch-test-distill-")
+os.environ["AISEARCH_DISTILL_DIR"] = _scratch("aisearch-test-distill-")
 os.environ["AISEARCH_DOCSEARCH_DEFAULT_BUILD"] = "0"
 # nor the user's tool history (kept beside the thread store)
-TEST_DB = Path(tempfile.mkdtemp(prefix="aisearch-test-db-")) / "threads.sqlite"
+TEST_DB = Path(_scratch("aisearch-test-db-")) / "threads.sqlite"
 os.environ["AISEARCH_DOCSEARCH_WARMUP"] = "0"
 # CLI runs in tests start docsearch over stdio; tests/test_docs_server.py turns the long-lived one on
 os.environ["AISEARCH_DOCS_SERVER"] = "0"
