@@ -2,11 +2,12 @@
 
 Seed 001 §2 and §3.5: after each wave the Master checks status and completeness. A failed task →
 local re-plan (its descendants with it); an incomplete one → the Planner augments the DAG; ready
-tasks → the next wave; otherwise → the Writer. One refinement: a tool-free task over earlier results
-that all came back complete is read as it is when the executor calls it incomplete (the Writer,
-a stronger model, reads the same inputs): augmenting can only add lookups of what was already found,
-and on ``aisearch bench dag`` those augments cost 25–80 s each (docs/results.md, 2026-11-29). Budgets (re-plans, waves, tool calls, wall clock)
-end every loop; when one runs out the Writer answers with what exists and lists what is missing.
+tasks → the next wave; otherwise → the Writer. One refinement: a task that ran without a tool over
+earlier results that all came back complete is read as it is when the executor calls it incomplete
+(the Writer, a stronger model, reads the same inputs): augmenting can only add lookups of what was
+already found, and on ``aisearch bench dag`` those augmentations cost 25–80 s each
+(docs/results.md, 2026-11-29). Budgets (re-plans, waves, tool calls, wall clock) end every loop;
+when one runs out the Writer answers with what exists and lists what is missing.
 The node returns the decision and the next step together (``Command``).
 """
 
@@ -22,7 +23,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from core.events import ReviewEvent, emit
-from core.plan import Plan, current_plan
+from core.plan import Plan, Task, current_plan
 from core.run import RunContext, current_run
 from core.settings_groups import Budgets
 from core.state import Decision, Review, SearchState, TaskResult, tool_calls_used
@@ -52,15 +53,14 @@ class Verdict(BaseModel):
         return cast(Review, self.model_dump(exclude={"read_as_is"}))
 
 
-def over_complete_inputs(plan: Plan, results: Mapping[str, TaskResult], tid: str) -> bool:
-    """Whether task ``tid`` ran tool-free (the executor model answered it, also where the plan had
+def over_complete_inputs(task: Task, results: Mapping[str, TaskResult]) -> bool:
+    """Whether ``task`` ran tool-free (the executor model answered it, also where the plan had
     bound a calculator its inputs could not fill) and every result it reads came back complete:
     what it lacks, no new lookup would find."""
-    deps = plan.by_id()[tid].deps
     return (
-        results[tid]["tool"] is None
-        and bool(deps)
-        and all(dep in results and results[dep]["status"] == "ok" for dep in deps)
+        results[task.id]["tool"] is None
+        and bool(task.deps)
+        and all(dep in results and results[dep]["status"] == "ok" for dep in task.deps)
     )
 
 
@@ -73,15 +73,16 @@ def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Ve
     augmented = set(state.get("augmented", []))
     failed = [tid for tid, result in current.items() if result["status"] == "failed"]
     unsettled = [tid for tid, r in current.items() if r["status"] == "incomplete" and tid not in augmented]
-    read_as_is = [tid for tid in unsettled if over_complete_inputs(plan, results, tid)]
+    tasks = plan.by_id()
+    read_as_is = [tid for tid in unsettled if over_complete_inputs(tasks[tid], results)]
     incomplete = [tid for tid in unsettled if tid not in read_as_is]
-    done = plan.done(current, augmented | set(read_as_is))
-    pending = plan.ready(current, augmented | set(read_as_is))
+    settled = augmented | set(read_as_is)
+    done = plan.done(current, settled)
+    pending = plan.ready(current, settled)
     unfinished = [task.id for task in plan.tasks if task.id not in done]
 
     def missing_for(ids: list[str]) -> list[str]:
-        goals = plan.by_id()
-        return [f"{goals[tid].goal} ({current[tid].get('error') or current[tid]['status']})" for tid in ids]
+        return [f"{tasks[tid].goal} ({current[tid].get('error') or current[tid]['status']})" for tid in ids]
 
     exhausted = []
     if now - state.get("started_at", now) > budgets.wall_clock_s:
@@ -91,7 +92,7 @@ def decide(state: SearchState, budgets: Budgets, now: float | None = None) -> Ve
     if state.get("waves", 0) >= budgets.max_waves and (pending or failed or incomplete):
         exhausted.append(f"the budget of {budgets.max_waves} waves ran out")
     if exhausted:
-        not_run = [f"{plan.by_id()[tid].goal} (not run)" for tid in unfinished if tid not in current]
+        not_run = [f"{tasks[tid].goal} (not run)" for tid in unfinished if tid not in current]
         return Verdict(
             decision="write",
             reason="; ".join(exhausted),
