@@ -194,7 +194,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 def cmd_dag(args: argparse.Namespace) -> int:
     """The same plan run wave-parallel and one task at a time, on HotpotQA comparisons."""
-    from bench import dag
+    from bench import dag, dag_report
     from core.settings import load_settings
 
     if args.n is not None and args.n < 1:
@@ -214,11 +214,11 @@ def cmd_dag(args: argparse.Namespace) -> int:
         )
     )
     if args.json:
-        save_report(report, "dag", dag.markdown)
+        save_report(report, "dag", dag_report.markdown)
         summary = {key: value for key, value in report.items() if key != "questions"}
         print(json.dumps(summary))  # noqa: T201 - the command's output (one JSON object)
     else:
-        write_report(report, "dag", dag.markdown)
+        write_report(report, "dag", dag_report.markdown)
     return 0
 
 

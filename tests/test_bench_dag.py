@@ -22,8 +22,8 @@ from bench.dag import (
     mode_runs,
     overlapping_pairs,
     prefix_run,
-    summarise,
 )
+from bench.dag_report import summarise
 from evals.baseline import Baselines
 from graph.builder import build_graph
 from models.factory import CompatibleChatOpenAI
