@@ -19,6 +19,10 @@ earlier results:
   for 40 s or more (:func:`combining_inputs`, :func:`settled_comparison`); the Writer answers from the task's verdict;
 * a calculator whose filled-in expression holds words computes nothing: the task goes to the
   executor model, which reads its inputs (:func:`words_for_calculator`);
+* since the combining step reads each entity itself, a lookup of one compared entity stops at the
+  search that finds passages naming it (:func:`lookup_entity`): its own reading was paid twice,
+  and for nothing where the Planner asked for another quantity ("age in years" for "who is
+  older?", whose passages state birth dates);
 * a tool-free task over bare numbers, for one quantity, is bound to the calculator
   (:func:`calculator_for`).
 """
@@ -214,6 +218,18 @@ async def read_lookups(
         log.warning("reading the compared entities failed: %s", describe_model_error(exc))
         return None
     return verdict if verdict.answer is not None else None
+
+
+def lookup_entity(question: str, goal: str) -> str | None:
+    """The compared entity a lookup with this goal is for, when ``question`` is a comparison the
+    combining step reads entity by entity (:func:`read_lookups`) and the goal names that entity
+    alone; None otherwise (a question asking "by how many years" is no such comparison: its
+    lookups return the values a calculator takes)."""
+    comparison = comparison_of(question)
+    if comparison is None:
+        return None
+    named = [entity for entity in comparison.entities if name_share(entity, goal) >= MIN_NAME_SHARE]
+    return named[0] if len(named) == 1 else None
 
 
 def combining_inputs(run: Run, task: Task, payload: TaskPayload) -> tuple[Comparison, list[Lookup]] | None:

@@ -11,7 +11,9 @@ hope. Each round it
    passages support it, and, when they do not, refined queries for the next round.
 
 It stops when the passages suffice, when the rounds, the tool calls or the wall clock run out, or
-when there is nothing new to ask. It returns the passages it relied on, so the Writer cites them.
+when there is nothing new to ask. A lookup of one entity of a comparison the combining step reads
+entity by entity stops at the first round that finds passages naming the whole entity, unread
+(``agents/combine.py``: :func:`~agents.combine.lookup_entity`). It returns the passages it relied on, so the Writer cites them.
 A task that declares what it returns (a year, a number, a name) ends in that value, read by the
 reader model from the passages (``agents/hop_read.py``): a later task computes with it, and the
 executor model's sentence is no operand for a calculator. The reader reads each round's passages
@@ -35,6 +37,8 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, BeforeValidator, Field
 
 from agents.chain_answer import UNKNOWN
+from agents.combine import lookup_entity
+from agents.compare import name_share
 from agents.evidence import search_evidence
 from agents.hop_read import read_hop
 from agents.search_queries import (
@@ -60,6 +64,7 @@ MAX_PASSAGES_IN_VIEW = 8
 PASSAGE_CHARS_IN_VIEW = 450
 FALLBACK_SOURCES = 3
 MAX_ANSWER_CHARS = 400
+SEARCHED_ONLY = "Passages found; they are read where the comparison is made."
 VALUE_PASSAGES = 4  # what the reader reads for a task's value: the passages relied on, then the next
 
 
@@ -195,6 +200,7 @@ async def run_search_task(
     fixed = _fixed_args(task, spec, query_arg, budgets.search_k)
     defaults = _fixed_args(task.model_copy(update={"args": {}}), spec, query_arg, budgets.search_k)
     progress = SearchProgress()
+    entity = None if payload["parent_outputs"] else lookup_entity(payload["query"], task.goal)
     planned = plan_query(task, query_arg)
     queries = first_queries(task, planned) if planned else None
     if queries is None:  # the task itself is the first query: a floor under the model's sub-queries
@@ -224,6 +230,8 @@ async def run_search_task(
             log.info("task %s round %d: nothing new for %s", task.id, round_index + 1, queries)
             queries = None
             continue
+        if entity and (about := [item for item in progress.passages.values() if names_all(entity, item)]):
+            return _found(task, entity, progress, about)
         if task.declares_value() and (value := await _declared_value(run, task, progress, "")):
             # the reader found the value: the executor model's judgement would only be read over
             progress.relied = _holding(value, [progress.passages[pid] for pid in progress.value_read])
@@ -268,6 +276,20 @@ async def _declared_value(run: Run, task: Task, progress: SearchProgress, answer
         return answer
     log.info("task %s returns %r (the executor read %r)", task.id, value, answer[:80])
     return value
+
+
+def names_all(entity: str, passage: Evidence) -> bool:
+    """Whether the passage's title and text hold every word of ``entity`` (half, as the comparison's
+    reading asks, lets a lighthouse's "tower" stand for the Zephyr Tower)."""
+    return name_share(entity, f"{passage['title']} {passage['content']}") == 1.0
+
+
+def _found(task: Task, entity: str, progress: SearchProgress, about: list[Evidence]) -> TaskOutcome:
+    """A comparison's lookup done at its search: the passages naming ``entity``, for the combining
+    step (or the Writer) to read. Its output holds no number, which the combining step would take
+    for the entity's value ("Sum 41")."""
+    log.info("task %s: %d passage(s) name %r; the comparison reads them", task.id, len(about), entity)
+    return TaskOutcome("ok", SEARCHED_ONLY, None, progress.calls, about[:VALUE_PASSAGES])
 
 
 def _holding(value: str, passages: list[Evidence]) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agents.executor_search import run_search_task
+from agents.executor_search import SEARCHED_ONLY, run_search_task
 from core.plan import Task
 from core.state import TaskPayload
 from tests.conftest import Team, make_settings, run
@@ -410,3 +410,26 @@ async def test_a_plan_argument_that_fails_every_call_is_dropped_for_the_tools_de
 
     assert [(c.args.get("collection"), c.ok) for c in outcome.calls] == [("musicue", False), (None, True)]
     assert outcome.status == "ok" and outcome.evidence[0]["title"] == "Kestrel Bridge"
+
+
+@pytest.mark.slow
+async def test_a_comparisons_lookup_stops_at_passages_naming_its_entity_else_reads_on(
+    team: Team, docs_hub: ToolHub
+) -> None:
+    team["executor"].on(
+        SEARCH_JUDGE, {"answer": "1932", "sources": [1], "sufficient": True, "next_queries": []}
+    )
+    question = "Which is older, the Kestrel Bridge or the Zephyr Tower?"
+    resources = team.resources(docs_hub, make_settings())
+    spec = docs_hub.specs["docsearch.search"]
+
+    async def lookup(goal: str) -> Any:
+        task = Task(id="t1", goal=goal, tool="docsearch.search", args={"query": goal})
+        return await run_search_task(resources, task, spec, "query", {**payload(), "query": question}, "")
+
+    found = await lookup("When did the Kestrel Bridge open?")
+    assert (found.status, found.output) == ("ok", SEARCHED_ONLY)
+    assert [item["title"] for item in found.evidence] == ["Kestrel Bridge"], "the passages naming it"
+    assert not team["executor"].calls, "unread: the comparison reads them"
+    missing = await lookup("When was the Zephyr Tower built?")
+    assert missing.output == "1932" and team["executor"].calls, "no passage names it: judged as before"
