@@ -20,7 +20,7 @@ earlier results:
 * a calculator whose filled-in expression holds words computes nothing: the task goes to the
   executor model, which reads its inputs (:func:`words_for_calculator`);
 * since the combining step reads each entity itself, a lookup of one compared entity stops at the
-  search that finds passages naming it (:func:`lookup_entity`): its own reading was paid twice,
+  search that finds passages naming the whole entity (:func:`lookup_entity`): its own reading was paid twice,
   and for nothing where the Planner asked for another quantity ("age in years" for "who is
   older?", whose passages state birth dates);
 * a tool-free task over bare numbers, for one quantity, is bound to the calculator

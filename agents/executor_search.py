@@ -11,9 +11,9 @@ hope. Each round it
    passages support it, and, when they do not, refined queries for the next round.
 
 It stops when the passages suffice, when the rounds, the tool calls or the wall clock run out, or
-when there is nothing new to ask. A lookup of one entity of a comparison the combining step reads
-entity by entity stops at the first round that finds passages naming the whole entity, unread
-(``agents/combine.py``: :func:`~agents.combine.lookup_entity`). It returns the passages it relied on, so the Writer cites them.
+when there is nothing new to ask. It returns the passages it relied on, so the Writer cites them.
+A lookup of one entity of a comparison that the combining step reads entity by entity stops at the
+first round whose passages name the whole entity, unread (:func:`~agents.combine.lookup_entity`).
 A task that declares what it returns (a year, a number, a name) ends in that value, read by the
 reader model from the passages (``agents/hop_read.py``): a later task computes with it, and the
 executor model's sentence is no operand for a calculator. The reader reads each round's passages
