@@ -31,7 +31,7 @@ def _command(args: argparse.Namespace, categories: tuple[str, ...]) -> str:
     )
     for category in categories if categories != DEFAULT_CATEGORIES else ():
         words += ["--category", category]
-    for flag in ("model", "base_url", "n", "data_dir", "run"):
+    for flag in ("model", "base_url", "repeat_penalty", "n", "data_dir", "run"):
         if getattr(args, flag) is not None:
             words += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
     return shlex.join(words)
@@ -74,7 +74,8 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
             )
 
     settings = load_model_settings(args.config)
-    overrides = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
+    given = (("model", args.model), ("base_url", args.base_url), ("repeat_penalty", args.repeat_penalty))
+    overrides = {k: v for k, v in given if v}
     if overrides:
         settings.roles[args.role] = settings.role(args.role).model_copy(update=overrides)
     role = settings.role(args.role)
@@ -92,6 +93,7 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
         timeout_s=args.timeout or role.timeout_s,
         margins=args.margins or args.decline_threshold is not None,
         decline_threshold=args.decline_threshold,
+        repeat_penalty=role.sent_repeat_penalty,
         command=_command(args, categories),
     )
     if args.data_dir:
@@ -193,6 +195,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="schema mode: let the decline margin decide (above MARGIN: call nothing; otherwise call, "
         "asking again with a call required when the reply declined); implies --margins. Choose it on "
         "a tuning split (the summary's best_threshold) and apply it to another",
+    )
+    bfcl.add_argument(
+        "--repeat-penalty",
+        type=float,
+        metavar="P",
+        help="the local server's repeat penalty for this run (default: the role's; 1.0 is none)",
     )
     bfcl.add_argument("--run", help="run name under results (or a path); default from date, role, model")
     bfcl.add_argument("--fresh", action="store_true", help="start the run over instead of resuming it")

@@ -230,6 +230,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         n=args.n,
         timeout_s=args.timeout or role.timeout_s,
         margins=True,
+        repeat_penalty=role.sent_repeat_penalty,
         run_dir=run_dir,
         command=shlex.join(words),
     )

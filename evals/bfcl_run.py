@@ -88,6 +88,7 @@ class BfclOptions:
     stale_refinements: list[str] = field(default_factory=list)  # refined from another original: not shown
     margins: bool = False  # schema mode: record each reply's decline margin (asks for log-probabilities)
     decline_threshold: float | None = None  # with margins: a margin above it declines, at or below it calls
+    repeat_penalty: float | None = None  # the local server's, as the role sends it (None: a remote endpoint)
     run_dir: Path | None = None
     command: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -242,12 +243,14 @@ async def run_bfcl(
             "refined_documents",
             "margins",
             "decline_threshold",
+            "repeat_penalty",
         ),
         defaults={
             "tool_docs": "original",
             "refined_documents": {},
             "margins": False,
             "decline_threshold": None,
+            "repeat_penalty": 1.1,  # runs written before the setting: the local server's default then
         },
     )
     config = {**json.loads(json.dumps(asdict(options), default=str)), "run_dir": str(run_dir)}

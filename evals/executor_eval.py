@@ -122,6 +122,7 @@ async def evaluate_executors(
                 "role": "executor",
                 "model": executor.model,
                 "base_url": role.base_url,
+                "repeat_penalty": role.sent_repeat_penalty,
                 "mode": executor.mode,
                 "margins": executor.calibrated,
                 "decline_threshold": decline_threshold if executor.calibrated else None,

@@ -57,6 +57,10 @@ DEFAULT_MODELS: dict[Role, str] = {
     "writer": "qwen2.5-coder-1.5b-instruct",
 }
 DEFAULT_MAX_TOKENS: dict[Role, int] = {"master": 256, "planner": 768, "executor": 256, "writer": 768}
+# the prose roles keep llama-cpp-python's default, which their prompts were tuned with; the
+# executor's replies are tool calls in JSON, which repeat their prompt's own format line: a penalty
+# on those tokens turned a distilled 0.5B's calls into empty lists (docs/results.md, 2026-11-30)
+DEFAULT_REPEAT_PENALTY: dict[Role, float] = {"master": 1.1, "planner": 1.1, "executor": 1.0, "writer": 1.1}
 
 
 class RoleSettings(SettingsGroup):
@@ -84,6 +88,12 @@ class RoleSettings(SettingsGroup):
         doc="the reply's token limit (sent as `max_tokens` and `max_completion_tokens`)",
     )
     timeout_s: float = setting(180.0, gt=0, doc="seconds per model call")
+    repeat_penalty: float = setting(
+        1.1,
+        gt=0,
+        shown="1.0 (executor), 1.1 (master, planner, writer)",
+        doc="llama.cpp's repeat penalty (1.0: none), sent as `repeat_penalty` to the embedded local server only",
+    )
     json_schema: bool | None = setting(
         None,
         shown="on for `local`, off otherwise",
@@ -94,6 +104,12 @@ class RoleSettings(SettingsGroup):
     def is_local(self) -> bool:
         """Whether this role uses the embedded local model server."""
         return self.base_url == LOCAL
+
+    @property
+    def sent_repeat_penalty(self) -> float | None:
+        """The repeat penalty this role's calls send: the embedded server's option, None for a
+        remote endpoint (which may refuse a field it does not know)."""
+        return self.repeat_penalty if self.is_local else None
 
     @property
     def constrain_json(self) -> bool:
@@ -252,7 +268,11 @@ def default_model(role: Role) -> str:
 
 
 def _role_values(role: Role, file_models: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
-    values: dict[str, Any] = {"model": default_model(role), "max_tokens": DEFAULT_MAX_TOKENS[role]}
+    values: dict[str, Any] = {
+        "model": default_model(role),
+        "max_tokens": DEFAULT_MAX_TOKENS[role],
+        "repeat_penalty": DEFAULT_REPEAT_PENALTY[role],
+    }
     values.update(file_models.get("default", {}))
     values.update(file_models.get(role, {}))
     for field in RoleSettings.model_fields:

@@ -94,6 +94,11 @@ def build_chat_model(role: Role, settings: ModelSettings) -> BaseChatModel:
         stream_chunk_timeout=role_settings.timeout_s,
         max_retries=1,
         streaming=role == "writer",
+        extra_body=(
+            {"repeat_penalty": role_settings.sent_repeat_penalty}
+            if role_settings.sent_repeat_penalty is not None
+            else None
+        ),
         **clients,
     )
 

@@ -79,7 +79,8 @@ def instance_options(settings: ModelSettings) -> dict[str, str]:
         # the RAM prompt cache across slots (0: off); each slot reuses its own prompt prefix anyway
         "cache-ram": str(local.prompt_cache_bytes >> 20),
         "metrics": "true",
-        # llama-cpp-python's default, which every prompt was tuned with (llama-server's is 1.0, off)
+        # llama-cpp-python's default, for a request that sends none (llama-server's is 1.0, off);
+        # the roles send their own (models.<role>.repeat_penalty)
         "repeat-penalty": "1.1",
         "load-on-startup": "true",
     }
