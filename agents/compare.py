@@ -132,9 +132,10 @@ def name_share(entity: str, text: str) -> float:
     return len(words & {word.lower() for word in WORDS.findall(text)}) / max(len(words), 1)
 
 
-def names(entity: str, source: Evidence) -> bool:
-    """Whether the source's title and text hold at least half of the entity's words."""
-    return name_share(entity, f"{source['title']} {source['content']}") >= MIN_NAME_SHARE
+def names(entity: str, source: Evidence, share: float = MIN_NAME_SHARE) -> bool:
+    """Whether the source's title and text hold at least ``share`` of the entity's words (half by
+    default; 1.0: the whole name)."""
+    return name_share(entity, f"{source['title']} {source['content']}") >= share
 
 
 def completed_date(fact: str, entity: str, sources: list[Evidence]) -> str:

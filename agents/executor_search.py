@@ -38,7 +38,7 @@ from pydantic import BaseModel, BeforeValidator, Field
 
 from agents.chain_answer import UNKNOWN
 from agents.combine import lookup_entity
-from agents.compare import name_share
+from agents.compare import names
 from agents.evidence import search_evidence
 from agents.hop_read import read_hop
 from agents.search_queries import (
@@ -230,7 +230,8 @@ async def run_search_task(
             log.info("task %s round %d: nothing new for %s", task.id, round_index + 1, queries)
             queries = None
             continue
-        if entity and (about := [item for item in progress.passages.values() if names_all(entity, item)]):
+        # the whole name: half of it lets a lighthouse's "tower" stand for the Zephyr Tower
+        if entity and (about := [item for item in progress.passages.values() if names(entity, item, 1.0)]):
             return _found(task, entity, progress, about)
         if task.declares_value() and (value := await _declared_value(run, task, progress, "")):
             # the reader found the value: the executor model's judgement would only be read over
@@ -276,12 +277,6 @@ async def _declared_value(run: Run, task: Task, progress: SearchProgress, answer
         return answer
     log.info("task %s returns %r (the executor read %r)", task.id, value, answer[:80])
     return value
-
-
-def names_all(entity: str, passage: Evidence) -> bool:
-    """Whether the passage's title and text hold every word of ``entity`` (half, as the comparison's
-    reading asks, lets a lighthouse's "tower" stand for the Zephyr Tower)."""
-    return name_share(entity, f"{passage['title']} {passage['content']}") == 1.0
 
 
 def _found(task: Task, entity: str, progress: SearchProgress, about: list[Evidence]) -> TaskOutcome:
