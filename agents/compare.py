@@ -200,20 +200,45 @@ def settle(comparison: Comparison, facts: dict[str, str]) -> str | None:
 
 def cited_facts(verdict: Verdict, sources: list[Evidence]) -> str | None:
     """The reasons of a comparison settled on dates or numbers, written from the facts themselves:
-    each entity's reading cited to its own article ("Wavves: 2008 [1]. Social Code: 2001 [3].").
+    each entity's reading cited to the source that writes it ("Wavves: 2008 [1]. Social Code: 2001
+    [3].").
 
-    None for yes/no readings (a bare "yes" explains nothing), an open comparison, or an entity
-    without an article of its own among the sources: the Writer then explains in its own words.
+    None for yes/no readings (a bare "yes" explains nothing: ``agents/quote.py`` quotes what each
+    entity's article says instead), an open comparison, or a reading no source about its entity
+    writes: the Writer then explains in its own words.
     """
     if verdict.answer is None or verdict.form not in ("earlier", "later", "more", "less"):
         return None
     cited = []
     for entity, fact in verdict.facts.items():
-        number = next((n for n, source in enumerate(sources, 1) if _titled(entity, source)), None)
+        number = source_writing(fact, entity, sources)
         if number is None:
             return None
         cited.append(f"{entity}: {fact} [{number}].")
     return " ".join(cited)
+
+
+def source_writing(fact: str, entity: str, sources: list[Evidence]) -> int | None:
+    """The number (from 1) of the source about ``entity`` that writes ``fact``: its own article
+    first, then any source naming it. A reading with numbers is written where every one of its
+    numbers is ("September 1, 2009" in "released on September 1, 2009"; not in the band's article
+    that says "formed in 1999"), any other where its words are. None when no such source writes it."""
+    wanted = {n.replace(",", "") for n in NUMBER.findall(fact)}
+    phrase = " ".join(fact.lower().split())
+
+    def writes(source: Evidence) -> bool:
+        text = " ".join(source["content"].split())
+        if wanted:
+            return wanted <= {n.replace(",", "") for n in NUMBER.findall(text)}
+        return bool(phrase) and phrase in text.lower()
+
+    about = sorted(range(len(sources)), key=lambda i: not _titled(entity, sources[i]))
+    return next((i + 1 for i in about if names(entity, sources[i]) and writes(sources[i])), None)
+
+
+def article_number(entity: str, sources: list[Evidence]) -> int | None:
+    """The number (from 1) of the first source that is the entity's own article, or None."""
+    return next((n for n, source in enumerate(sources, 1) if _titled(entity, source)), None)
 
 
 def full_name(entity: str, sources: list[Evidence]) -> str:

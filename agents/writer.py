@@ -39,7 +39,7 @@ from agents.evidence import newest_first
 from agents.facets import answer_choices, is_yes_no_question
 from agents.focus import focus_passages
 from agents.plan_answer import plan_findings, plan_reasons, plan_settled, plan_verdict
-from agents.quote import quoted_reason
+from agents.quote import quoted_readings, quoted_reason
 from agents.recall import remember
 from agents.short_answer import explanation_of, short_of
 from agents.web_route import asks_about_now, for_another_tool
@@ -296,7 +296,8 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
     missing = list(dict.fromkeys(state.get("missing", [])))
     direct = state.get("route") == "writer_only" or (not sources and not state.get("plan"))
     model = run.model("writer")
-    full = is_open_question(resolved_query(state))
+    question = resolved_query(state)
+    full = is_open_question(question)
     hops = state.get("hops") or []
     chained = complete(hops) and not full
     evidence_ids = {tid: result["evidence_ids"] for tid, result in state.get("results", {}).items()}
@@ -304,12 +305,14 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
         sources = broken_chain_sources(hops, evidence_ids, sources)
     compares = sources and not direct and not full and not hops
     verdict = (plan_verdict(state, sources) or await _compare(model, state, sources)) if compares else None
-    reasons = cited_facts(verdict, sources) if verdict else None
+    reasons = (
+        (cited_facts(verdict, sources) or quoted_readings(verdict, sources, question)) if verdict else None
+    )
     computed = plan_settled(state) if not verdict else None
     computed_reasons = plan_reasons(state, sources) if computed else None
     if chained:  # every hop answered: the last answers the question, each is a cited reason
         short, text, problem = hops[-1]["answer"], chain_reasons(hops, evidence_ids, sources), None
-    elif verdict and verdict.answer and reasons:  # dates or numbers: their own reasons, no model call
+    elif verdict and verdict.answer and reasons:  # each entity's reading, cited: no model call
         short, text, problem = verdict.answer, reasons, None
     elif computed and computed_reasons:  # a quantity the plan computed: its tasks are the reasons
         short, text, problem = computed, computed_reasons, None
@@ -319,7 +322,7 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
         # a name, date or number read from the sources (not a comparison's or computation's
         # answer, which a quote would not explain, nor a yes/no)
         quotable = run.settings.writer_quotes and not (direct or full or verdict or computed)
-        quotable = quotable and not is_yes_no_question(resolved_query(state))
+        quotable = quotable and not is_yes_no_question(question)
         reading = Reading(
             direct=direct,
             full=full,
@@ -327,11 +330,9 @@ async def write(state: SearchState, runtime: Runtime[RunContext]) -> dict[str, A
             source_chars=cut,
             steps=() if full else steps,
             today=state.get("today", ""),
-            said=""
-            if direct or about_now(resolved_query(state))
-            else said_by(sources, resolved_query(state)),
+            said="" if direct or about_now(question) else said_by(sources, question),
             quote_from=tuple(sources) if quotable else (),
-            question=resolved_query(state),
+            question=question,
         )
         short, text, problem = await _read(model, state, sources, missing, reading)
     if problem:

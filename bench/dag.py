@@ -33,6 +33,9 @@ cached prompt either), after both modes: ``rag_p50_s``, ``rag_success`` and
 latency beside the baseline it must stay within a few times of. With ``--prompt-cache`` the prefix
 and RAG read the model server's prompt cache as ``aisearch ask`` does (the Planner's rules and
 worked example are then read once, not per question); the two modes still do not.
+
+Before the first question every role's model is asked for one token (:func:`warm_up`): RAG always
+runs after the team, on a loaded model, so a model's load is nobody's latency.
 """
 
 from __future__ import annotations
@@ -63,7 +66,8 @@ from evals.metrics import exact_match
 from evals.qa_data import read_jsonl
 from evals.run_dirs import code_version
 from graph.builder import SearchGraph, build_graph
-from models.config import Role
+from models.config import ROLES, Role
+from models.errors import MODEL_ERRORS, describe_model_error
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +135,20 @@ def prefix_run(run: Run, runs: dict[str, Run], prompt_cache: bool) -> Run:
     if not prompt_cache:
         return runs["parallel"]
     return dataclasses.replace(runs["parallel"], models=run.models, _cache={})  # its own chat models
+
+
+async def warm_up(run: Run) -> list[Role]:
+    """Ask each role's model for one token, so that no question's timing holds a model's load; the
+    roles warmed (a role whose model fails is left to fail where it is timed, with its error)."""
+    warmed: list[Role] = []
+    for role in ROLES:
+        try:
+            await run.model(role).bind(max_tokens=1, temperature=0).ainvoke("Say OK.")
+        except MODEL_ERRORS as exc:
+            log.warning("warming up the %s model failed (%s)", role, describe_model_error(exc))
+            continue
+        warmed.append(role)
+    return warmed
 
 
 def critical_path(plan: dict[str, Any], results: dict[str, Any]) -> float:
@@ -301,6 +319,7 @@ async def run(
         prefix = prefix_run(ctx.run, runs, prompt_cache)
         searcher = ctx.baselines.searcher if ctx.baselines else None
         rag = Baselines(prefix.models("writer"), searcher) if searcher else None
+        warmed = await warm_up(prefix)
         for index, question in enumerate(questions):
             row = await measure(graph, runs, question, index % 2 == 1, rag, prefix)
             log.info("bench dag %s: %s", question["id"], {m: row.get(m, {}).get("exec_s") for m in MODES})
@@ -314,6 +333,7 @@ async def run(
             "after": [round(x, 2) for x in os.getloadavg()],
         },
         "prompt_cache": prompt_cache,
+        "warmed_up": warmed,
         "commit": version["commit"] or "unknown",
         "dirty": version["dirty"],
         "data": str(data),

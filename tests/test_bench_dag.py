@@ -22,6 +22,7 @@ from bench.dag import (
     mode_runs,
     overlapping_pairs,
     prefix_run,
+    warm_up,
 )
 from bench.dag_report import summarise
 from evals.baseline import Baselines
@@ -176,6 +177,22 @@ async def test_with_the_prompt_cache_only_the_prefix_reads_it(sleepy_hub: ToolHu
     cached, cold, mode = server.bodies
     assert "cache_prompt" not in cached, "the plan reads the prompt cache as `aisearch ask` does"
     assert cold["cache_prompt"] is False and mode["cache_prompt"] is False
+
+
+async def test_every_roles_model_is_warmed_before_the_first_question(sleepy_hub: ToolHub) -> None:
+    with fake_openai([("Say OK.", "OK")]) as server:
+        run = Team().resources(sleepy_hub, make_settings())
+
+        def models(role: str) -> CompatibleChatOpenAI:
+            url = "http://127.0.0.1:9/v1" if role == "executor" else server.url  # nothing listens on 9
+            return CompatibleChatOpenAI(model=role, base_url=url, api_key="x", timeout=5, max_retries=0)
+
+        run.models = models  # type: ignore[assignment]
+        warmed = await warm_up(run)
+
+    assert warmed == ["master", "planner", "writer"], "a model that cannot answer is left to fail where timed"
+    assert [body["model"] for body in server.bodies] == ["master", "planner", "writer"]
+    assert all(body["max_tokens"] == 1 for body in server.bodies), "one token: the load, not a reply"
 
 
 def test_a_bad_question_file_is_one_line_of_error(tmp_path, capsys) -> None:

@@ -231,10 +231,36 @@ def test_the_name_leaves_out_titles_letters_and_trailing_clauses() -> None:
 
 
 def test_dates_and_numbers_are_their_own_cited_reasons_a_yes_is_not() -> None:
-    sources = [source("Wavves"), source("Towers"), source("Social Code")]
+    sources = [
+        source("Wavves", "Wavves is a rock band formed in 2008 by Nathan Williams (born June 12, 1986)."),
+        source("Towers", "Towers is a band formed in 2001."),
+        source("Social Code", "Social Code is a rock group formed in 2001 in St. Albert."),
+    ]
     dated = Verdict(form="earlier", facts={"Wavves": "2008", "Social Code": "2001"}, answer="Social Code")
     assert cited_facts(dated, sources) == "Wavves: 2008 [1]. Social Code: 2001 [3]."
-    assert cited_facts(dated, sources[:2]) is None, "Social Code has no article of its own here"
+    assert cited_facts(dated, sources[:2]) is None, "no source about Social Code writes 2001"
     both = Verdict(form="both", facts={"Wavves": "yes", "Social Code": "yes"}, answer="yes")
     assert cited_facts(both, sources) is None
     assert cited_facts(Verdict(form="earlier", facts=dated.facts, answer=None), sources) is None
+
+
+def test_a_reading_is_cited_to_the_source_that_writes_it() -> None:
+    sources = [
+        source("Social Code", "Social Code was a Canadian rock group formed in 1999 in St. Albert."),
+        source(
+            "Wavves", "Wavves is a rock band. Formed in 2008 by Nathan Williams (born June 12, 1986), it..."
+        ),
+        source(
+            "Rock 'n' Roll (Social Code album)",
+            "It is the third album by Social Code, released on September 1, 2009.",
+        ),
+    ]
+    read = {"Wavves": "June 12, 1986", "Social Code": "September 1, 2009"}
+    verdict = Verdict(form="earlier", facts=read, answer="Wavves")
+    assert (
+        cited_facts(verdict, sources) == "Wavves: June 12, 1986 [2]. Social Code: September 1, 2009 [3]."
+    ), "the album's release date is cited to the album, not to the band's article that says 1999"
+    unwritten = Verdict(
+        form="earlier", facts={"Wavves": "2008", "Social Code": "1 May 2004"}, answer="Social Code"
+    )
+    assert cited_facts(unwritten, sources) is None, "a reading nobody wrote is the Writer's to explain"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agents.answer_check import Reading
-from agents.quote import MAX_QUOTE_CHARS, quoted_reason
+from agents.compare import Verdict
+from agents.quote import MAX_QUOTE_CHARS, quoted_readings, quoted_reason
 from agents.writer import answer_first
 from core.state import Evidence
 from tests.conftest import Team, make_settings, run
@@ -136,3 +137,35 @@ async def test_with_quotes_off_the_writer_explains(team: Team, docs_hub: ToolHub
 
     assert state["answer"]["text"] == "She designed it [1]."
     assert any(EXPLAIN in call.prompt for call in team["writer"].calls)
+
+
+DOGS = [
+    passage("Dog breeds", "The Labrador Retriever and the Tibetan Terrier are both popular dogs."),
+    passage(
+        "Labrador Retriever",
+        "The Labrador Retriever, or Labrador, is a British breed. It is a retriever, a type of gun dog.",
+    ),
+    passage(
+        "Tibetan Terrier",
+        "The Tibetan Terrier is a medium-sized breed from Tibet. It is kept as a companion.",
+    ),
+]
+GUN_DOG = "Which is a type of gun dog, the Labrador Retriever or the Tibetan Terrier?"
+
+
+def test_a_yes_no_comparison_quotes_each_entitys_own_article() -> None:
+    choice = Verdict("choice", {"Labrador Retriever": "yes", "Tibetan Terrier": "no"}, "Labrador Retriever")
+    assert quoted_readings(choice, DOGS, GUN_DOG) == (
+        "Labrador Retriever: “It is a retriever, a type of gun dog.” [2] "
+        "Tibetan Terrier: “The Tibetan Terrier is a medium-sized breed from Tibet.” [3]"
+    ), "the sentence sharing the question's words, else the article's opening; never the shared source"
+
+
+def test_a_yes_no_comparison_without_an_article_or_a_verdict_is_left_to_the_writer() -> None:
+    choice = Verdict("choice", {"Labrador Retriever": "yes", "Tibetan Terrier": "no"}, "Labrador Retriever")
+    assert quoted_readings(choice, DOGS[:2], GUN_DOG) is None, "the Tibetan Terrier has no article here"
+    assert quoted_readings(Verdict("choice", choice.facts, None), DOGS, GUN_DOG) is None
+    dated = Verdict(
+        "earlier", {"Labrador Retriever": "1830", "Tibetan Terrier": "1920"}, "Labrador Retriever"
+    )
+    assert quoted_readings(dated, DOGS, GUN_DOG) is None, "dates are their own reasons (agents/compare.py)"

@@ -140,6 +140,25 @@ async def test_a_comparison_is_read_one_entity_at_a_time_and_decided_in_code(
 
 
 @pytest.mark.slow
+async def test_a_yes_no_comparison_is_explained_by_each_entitys_own_sentence(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    question = "Were both Ostrava Tower and Lindqvist Tower television towers?"
+    team["writer"].on("Answer for Ostrava Tower", "yes").on("Answer for Lindqvist Tower", "no")
+
+    state, _, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), question)
+
+    answer = state["answer"]
+    assert answer["compared"]["settled"] == "no" and answer["short"] == "no"
+    assert len(team["writer"].calls) == 2, (
+        "two readings and no explanation call: the sources' sentences are the reasons"
+    )
+    assert "Ostrava Tower: “Ostrava Tower is a television tower completed in 1979" in answer["text"]
+    assert "Lindqvist Tower: “Lindqvist Tower is an office tower completed in 2004" in answer["text"]
+    assert {c["title"] for c in answer["citations"]} == {"Ostrava Tower", "Lindqvist Tower"}
+
+
+@pytest.mark.slow
 async def test_a_comparison_the_readings_leave_open_is_read_whole(team: Team, hotpot_hub: ToolHub) -> None:
     team["writer"].on("Answer for ", "not stated")
     team["writer"].on(WRITER, "Answer: Lindqvist Tower\nBecause: It is tall [1].")
