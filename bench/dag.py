@@ -34,8 +34,10 @@ latency beside the baseline it must stay within a few times of. With ``--prompt-
 and RAG read the model server's prompt cache as ``aisearch ask`` does (the Planner's rules and
 worked example are then read once, not per question); the two modes still do not.
 
-Before the first question every role's model is asked for one token (:func:`warm_up`): RAG always
-runs after the team, on a loaded model, so a model's load is nobody's latency.
+Before the first question every role's model is asked for one token and a question of its own
+(:data:`WARM_UP_QUESTION`, not in the set) goes through the prefix (:func:`warm_up`): RAG always
+runs after the team, on loaded models and an open index, so a model's load or a tool server's
+start is nobody's latency.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ log = logging.getLogger(__name__)
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data" / "hotpotqa" / "dev.jsonl"
 CORPUS = DATA.with_name("corpus.jsonl")
+WARM_UP_QUESTION = "Which is older, the Eiffel Tower or the Statue of Liberty?"  # not a dev question
 
 
 def parallelisable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -320,6 +323,7 @@ async def run(
         searcher = ctx.baselines.searcher if ctx.baselines else None
         rag = Baselines(prefix.models("writer"), searcher) if searcher else None
         warmed = await warm_up(prefix)
+        await plan_once(graph, prefix, WARM_UP_QUESTION, "bench-dag-warm-up")  # tool servers started
         for index, question in enumerate(questions):
             row = await measure(graph, runs, question, index % 2 == 1, rag, prefix)
             log.info("bench dag %s: %s", question["id"], {m: row.get(m, {}).get("exec_s") for m in MODES})
@@ -333,7 +337,7 @@ async def run(
             "after": [round(x, 2) for x in os.getloadavg()],
         },
         "prompt_cache": prompt_cache,
-        "warmed_up": warmed,
+        "warmed_up": {"models": warmed, "prefix": WARM_UP_QUESTION},
         "commit": version["commit"] or "unknown",
         "dirty": version["dirty"],
         "data": str(data),
