@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -227,16 +228,15 @@ def source_writing(fact: str, entity: str, sources: list[Evidence]) -> int | Non
     phrase = " ".join(fact.lower().split())
 
     def writes(source: Evidence) -> bool:
-        text = " ".join(source["content"].split())
         if wanted:
-            return wanted <= {n.replace(",", "") for n in NUMBER.findall(text)}
-        return bool(phrase) and phrase in text.lower()
+            return wanted <= {n.replace(",", "") for n in NUMBER.findall(source["content"])}
+        return bool(phrase) and phrase in " ".join(source["content"].lower().split())
 
     about = sorted(range(len(sources)), key=lambda i: not _titled(entity, sources[i]))
     return next((i + 1 for i in about if names(entity, sources[i]) and writes(sources[i])), None)
 
 
-def article_number(entity: str, sources: list[Evidence]) -> int | None:
+def article_number(entity: str, sources: Sequence[Evidence]) -> int | None:
     """The number (from 1) of the first source that is the entity's own article, or None."""
     return next((n for n, source in enumerate(sources, 1) if _titled(entity, source)), None)
 

@@ -72,7 +72,7 @@ def quoted_readings(verdict: Verdict, sources: Sequence[Evidence], question: str
     asked = terms(question) - named
     quoted = []
     for entity in verdict.facts:
-        n = article_number(entity, list(sources))
+        n = article_number(entity, sources)
         sentences = passage_sentences(sources[n - 1]["content"]) if n is not None else []
         if n is None or not sentences:
             return None
