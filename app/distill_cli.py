@@ -158,6 +158,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         max_minutes=args.max_minutes,
         learning_rate=args.learning_rate,
+        schedule=args.schedule,
         rank=args.rank,
         layers=args.layers,
         max_tokens=args.max_tokens,
@@ -301,6 +302,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tr.add_argument("--max-steps", type=int, default=200, help="examples trained on, at most (default 200)")
     tr.add_argument("--max-minutes", type=float, default=30.0, help="wall-clock budget (default 30)")
     tr.add_argument("--learning-rate", type=float, default=2e-4, help="AdamW learning rate")
+    tr.add_argument(
+        "--schedule",
+        choices=("linear", "constant"),
+        default="linear",
+        help="linear: a short warm-up, then down to 0 at --max-steps (default); constant: the rate throughout",
+    )
     tr.add_argument("--rank", type=int, default=8, help="LoRA rank (default 8)")
     tr.add_argument("--layers", type=int, default=6, help="LoRA on the last N layers (default 6)")
     tr.add_argument("--max-tokens", type=int, default=1536, help="longer examples are left out")

@@ -4,7 +4,10 @@ The student starts from the executor's GGUF file, which ``transformers`` loads d
 architecture, ``gguf_file=``; ``distill/student.py``). LoRA adapters (``peft``) go on the attention and MLP projections of the
 last ``layers`` decoder layers, so the backward pass stops there: that is what makes a CPU run
 affordable (a GPU is used when torch sees one). One example per step (the prompts differ in length), AdamW, loss on the target tokens
-only. The run is bounded by ``max_steps`` and ``max_minutes``; every ``save_every`` steps the adapter,
+only. The learning rate warms up over the first steps and falls linearly to zero at ``max_steps``
+(``schedule="linear"``, the usual SFT schedule: the last examples of the order do not pull the
+weights as hard as the first; set ``max_steps`` to what ``max_minutes`` allows, or the decay is
+cut short), or stays constant. The run is bounded by ``max_steps`` and ``max_minutes``; every ``save_every`` steps the adapter,
 the optimizer and the step are saved, so a stopped run resumes. Beside the adapter: ``train.log``
 (one JSON line per step: loss, seconds, peak memory), ``loss_curve.png`` and ``budget.json``.
 """
@@ -19,7 +22,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +32,7 @@ CHECKPOINT = "checkpoint"
 TRAIN_LOG = "train.log"
 LOSS_CURVE = "loss_curve.png"
 BUDGET = "budget.json"
+WARMUP_SHARE = 0.03  # of max_steps, the linear schedule's warm-up
 
 
 @dataclass(frozen=True)
@@ -38,12 +42,24 @@ class TrainOptions:
     max_steps: int = 200
     max_minutes: float = 30.0
     learning_rate: float = 2e-4
+    schedule: Literal["linear", "constant"] = "linear"
     rank: int = 8
     alpha: int = 16
     layers: int = 6  # LoRA on the last N decoder layers
     max_tokens: int = 1536  # longer examples are left out
     save_every: int = 20
     seed: int = 0
+
+
+def learning_rate_at(step: int, options: TrainOptions) -> float:
+    """The learning rate of the step taken after ``step`` steps: constant, or (linear) rising over the
+    first ``WARMUP_SHARE`` of ``max_steps`` to ``learning_rate`` and then falling to zero at ``max_steps``."""
+    if options.schedule == "constant":
+        return options.learning_rate
+    warmup = max(1, round(options.max_steps * WARMUP_SHARE))
+    if step < warmup:
+        return options.learning_rate * (step + 1) / warmup
+    return options.learning_rate * max(0.0, options.max_steps - step) / max(1, options.max_steps - warmup)
 
 
 def peak_rss_mb() -> float:
@@ -171,6 +187,9 @@ def train(
         }
         output = peft_model(**batch)
         output.loss.backward()
+        rate = learning_rate_at(step, options)
+        for group in optimizer.param_groups:
+            group["lr"] = rate
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         step += 1
@@ -178,6 +197,7 @@ def train(
             "step": step,
             "loss": round(float(output.loss.detach()), 5),
             "tokens": len(ids),
+            "lr": rate,
             "seconds": round(seconds_before + time.perf_counter() - started, 2),
             "peak_rss_mb": peak_rss_mb(),
         }

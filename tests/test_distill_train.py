@@ -15,7 +15,15 @@ gguf = pytest.importorskip("gguf")
 
 from distill.examples import IGNORE_INDEX, Example, encode  # noqa: E402
 from distill.export import ExportError, merged_weights, write_gguf  # noqa: E402
-from distill.train import ADAPTER, BUDGET, LOSS_CURVE, TRAIN_LOG, TrainOptions, train  # noqa: E402
+from distill.train import (  # noqa: E402
+    ADAPTER,
+    BUDGET,
+    LOSS_CURVE,
+    TRAIN_LOG,
+    TrainOptions,
+    learning_rate_at,
+    train,
+)
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
@@ -84,6 +92,18 @@ def test_encode_masks_the_prompt_and_skips_long_examples(tokenizer: Any) -> None
     assert encode(tokenizer, EXAMPLES[0], 8) is None
 
 
+def test_the_linear_schedule_warms_up_and_ends_at_zero_and_constant_stays() -> None:
+    linear = TrainOptions(max_steps=100, learning_rate=1e-3)
+    rates = [learning_rate_at(step, linear) for step in range(100)]
+
+    assert rates[0] == pytest.approx(1e-3 / 3) and rates[2] == pytest.approx(1e-3), "three warm-up steps"
+    assert max(rates) == pytest.approx(1e-3)
+    assert all(a >= b for a, b in zip(rates[2:], rates[3:], strict=False)), "falls after the warm-up"
+    assert 0 < rates[-1] < 1e-4 and learning_rate_at(100, linear) == 0.0
+    constant = TrainOptions(max_steps=100, learning_rate=1e-3, schedule="constant")
+    assert {learning_rate_at(step, constant) for step in range(100)} == {1e-3}
+
+
 @pytest.mark.slow
 def test_a_few_lora_steps_lower_the_loss_and_write_the_log(tokenizer: Any, tmp_path: Path) -> None:
     encoded = [encode(tokenizer, e, 512) for e in EXAMPLES]
@@ -95,6 +115,7 @@ def test_a_few_lora_steps_lower_the_loss_and_write_the_log(tokenizer: Any, tmp_p
     first, last = np.mean([r["loss"] for r in log[:4]]), np.mean([r["loss"] for r in log[-4:]])
     assert last < first / 2
     assert all(r["peak_rss_mb"] > 0 and r["tokens"] > 0 for r in log)
+    assert log[0]["lr"] == max(r["lr"] for r in log) > log[-1]["lr"] > 0, "the logged rate falls"
     assert (tmp_path / LOSS_CURVE).stat().st_size > 0 and (
         tmp_path / ADAPTER / "adapter_config.json"
     ).is_file()
