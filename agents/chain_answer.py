@@ -16,7 +16,6 @@ from core.state import ChainStep, Evidence, HopRecord, SearchState, task_evidenc
 
 UNKNOWN = "unknown"
 WHOLE_QUESTION = "q"  # the task id of a broken chain's search of the whole question
-WHOLE_QUESTION_LINKS = "ql"  # the task id of the documents that search's top passages name
 NOT_SAID = re.compile(
     r"^\W*(unknown|not (stated|mentioned|given|specified|known)|no (answer|information)|n/?a|none|"
     r"the context does not|it is not|i (do not|don't|cannot))\b",
@@ -63,13 +62,11 @@ def broken_chain_sources(
     hops: list[HopRecord], evidence_ids: dict[str, list[str]], sources: list[Evidence]
 ) -> list[Evidence]:
     """What the Writer reads when a chain broke off: the passages a search of the whole question
-    found, first (what single-shot RAG reads), and the documents its top passages name (what a
-    question kept whole reads, ``serial_search``), then the passage that holds each answered hop's
+    found, first (what single-shot RAG reads), then the passage that holds each answered hop's
     answer. The other hop passages stay out: a hop whose answer led nowhere filled them with
     what a wrong turn found."""
     by_id = {item["id"]: item for item in sources}
-    whole = [*evidence_ids.get(WHOLE_QUESTION, []), *evidence_ids.get(WHOLE_QUESTION_LINKS, [])]
-    chosen = [by_id[eid] for eid in dict.fromkeys(whole) if eid in by_id]
+    chosen = [by_id[eid] for eid in evidence_ids.get(WHOLE_QUESTION, []) if eid in by_id]
     for record in hops:
         if record["status"] != "answered":
             continue

@@ -40,19 +40,13 @@ def passage_sentences(text: str) -> list[str]:
     return [" ".join(sentence.split()) for sentence, _ in sentence_pieces(text.strip()) if sentence.strip()]
 
 
-def focus_passages(
-    texts: Sequence[str], queries: Sequence[str], max_chars: int, follow: float = 0.0
-) -> list[str]:
+def focus_passages(texts: Sequence[str], queries: Sequence[str], max_chars: int) -> list[str]:
     """The passages ``texts`` cut to their sentences that best match ``queries``, together within
     ``max_chars`` (whole passages when all fit), each passage's kept sentences in their order.
 
     Sentences are chosen across all passages by score, best first, so the budget goes where the
     question's words are, not evenly to every passage. A first sentence scores a little more (it
-    names the passage's subject). With ``follow`` a sentence also scores that share of the one
-    before it, so a sentence that goes on about a matching one's subject in words the question does
-    not use ("It is located at 2027 Fairmount Avenue" after "The Eastern State Penitentiary is a
-    former prison in Philadelphia" for "What is the address of Eastern State Penitentiary?") is read
-    when the budget allows. A passage with nothing kept is an empty string.
+    names the passage's subject). A passage with nothing kept is an empty string.
     """
     if sum(len(text) for text in texts) <= max_chars:
         return list(texts)
@@ -62,17 +56,10 @@ def focus_passages(
     count = sum(len(group) for group in split) or 1
     weight = {term: math.log(1 + count / frequency.get(term, 1)) for term in wanted}
     lead = FIRST_SENTENCE_BONUS * max(weight.values(), default=0.0)
-    own = [
-        [
-            sum(weight.get(term, 0.0) for term in terms(sentence)) + (lead if j == 0 else 0.0)
-            for j, sentence in enumerate(group)
-        ]
-        for group in split
-    ]
     scored = [
-        (score + (follow * row[j - 1] if j else 0.0), i, j)
-        for i, row in enumerate(own)
-        for j, score in enumerate(row)
+        (sum(weight.get(term, 0.0) for term in terms(sentence)) + (lead if j == 0 else 0.0), i, j)
+        for i, group in enumerate(split)
+        for j, sentence in enumerate(group)
     ]
     chosen: set[tuple[int, int]] = set()
     left = max_chars

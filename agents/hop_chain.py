@@ -34,20 +34,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from agents.chain_answer import UNKNOWN, WHOLE_QUESTION, WHOLE_QUESTION_LINKS
+from agents.chain_answer import UNKNOWN, WHOLE_QUESTION
 from agents.focus import terms
 from agents.hop_mark import describes, find_phrase, mark, name_step, rest_step
 from agents.hop_read import read_hop
 from agents.planner import publish
-from agents.strategies import (
-    FIRST_HOP_K,
-    SearchTools,
-    follow_task,
-    passages_beside_links,
-    run_search,
-    search_task,
-    search_tools,
-)
+from agents.strategies import SearchTools, run_search, search_task, search_tools
 from core.plan import Plan, Task, current_plan
 from core.run import Run, RunContext, current_run
 from core.state import HopRecord, SearchState, resolved_query, tool_calls_used
@@ -196,26 +188,15 @@ async def search_whole(
     run: Run, question: str, tools: SearchTools, tasks: list[Task], update: dict[str, Any]
 ) -> dict[str, Any]:
     """``update`` with a search of the whole question added: the passages the Writer reads when
-    the chain breaks off (a wrong or unreadable hop must not cost what plain retrieval finds).
-    When the search server follows links, the documents its top passages name are added too, as
-    for a question kept whole (``serial_search``): a broken chain reads no less than that path."""
-    search_k = run.settings.budgets.search_k
-    added = [search_task(WHOLE_QUESTION, question, tools, k=search_k, deps=[tasks[-1].id])]
-    found = await run_search(run, added[0], 1)
-    results, evidence = found["results"], found["evidence"]
-    top = results[WHOLE_QUESTION]["evidence_ids"]
-    if tools.follow and top:
-        added.append(follow_task(WHOLE_QUESTION_LINKS, question, tools, WHOLE_QUESTION, top[:FIRST_HOP_K]))
-        linked = await run_search(run, added[1], 1)
-        results, evidence = results | linked["results"], evidence | linked["evidence"]
-        kept = passages_beside_links(top, results[WHOLE_QUESTION_LINKS]["evidence_ids"], search_k)
-        results[WHOLE_QUESTION] = {**results[WHOLE_QUESTION], "evidence_ids": kept}
-    merged = publish(Plan(tasks=[*tasks, *added], version=1), "augment")
+    the chain breaks off (a wrong or unreadable hop must not cost what plain retrieval finds)."""
+    task = search_task(WHOLE_QUESTION, question, tools, k=run.settings.budgets.search_k, deps=[tasks[-1].id])
+    found = await run_search(run, task, 1)
+    merged = publish(Plan(tasks=[*tasks, task], version=1), "augment")
     return update | {
         "plan": merged["plan"],
         "plan_log": update["plan_log"] + merged["plan_log"],
-        "results": update["results"] | results,
-        "evidence": update["evidence"] | evidence,
+        "results": update["results"] | found["results"],
+        "evidence": update["evidence"] | found["evidence"],
     }
 
 

@@ -24,12 +24,11 @@ log = logging.getLogger(__name__)
 
 ANSWER_TOKENS = 24  # a hop's answer: a name, a place, a date or a number
 HOP_CHARS = 1000  # what a hop reads: about 250 tokens, a third of what single-shot RAG reads
-HOP_FOLLOW = 0.5  # a sentence scores half the one before it: it often goes on about the same subject
 
 
 def hop_sources(passages: list[Evidence], question: str) -> str:
     """The numbered passages a hop reads, each cut to the sentences that matter for its question."""
-    texts = focus_passages([item["content"] for item in passages], [question], HOP_CHARS, HOP_FOLLOW)
+    texts = focus_passages([item["content"] for item in passages], [question], HOP_CHARS)
     return "\n\n".join(
         f"[{n}] {item['title']}: {text}"
         for n, (item, text) in enumerate(zip(passages, texts, strict=True), 1)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 
 from agents.focus import focus_passages, passage_sentences
-from agents.hop_read import hop_sources
-from core.state import Evidence
 from core.text import sentences
 
 LONG = (
@@ -18,18 +16,6 @@ LONG = (
     "The county lies on the Missouri Plateau and includes part of the Fort Berthold Indian Reservation."
 )
 OTHER = "Stanley is a city in Mountrail County. It was founded in 1902 as a railway stop."
-PRISON = (
-    "The Eastern State Penitentiary, also known as ESP, is a former American prison in Philadelphia, "
-    "Pennsylvania. It is located at 2027 Fairmount Avenue between Corinthian Avenue and North 22nd Street "
-    "in the Fairmount section of the city, and was operational from 1829 until 1971. The penitentiary "
-    "refined the revolutionary system of separate incarceration first pioneered at the Walnut Street Jail."
-)
-INMATE = (
-    "Jimmy Elliott was an American criminal. He was sentenced to the Eastern State Penitentiary in "
-    "Philadelphia in 1927. He escaped twice and was known for his charm. His trial drew crowds from "
-    "across Pennsylvania and newspapers followed every hearing for months."
-)
-ADDRESS = "What was the address of Eastern State Penitentiary in Philadelphia?"
 
 
 def test_the_sentence_that_holds_the_answer_is_kept() -> None:
@@ -70,31 +56,6 @@ def test_passages_that_fit_are_read_whole_and_the_budget_is_shared() -> None:
 
     assert cut_other == OTHER, "a short passage is kept whole; what it leaves goes to the other"
     assert len(cut_long) + len(cut_other) <= 200
-
-
-def test_a_sentence_that_goes_on_about_a_matching_ones_subject_is_read_with_follow() -> None:
-    texts = [PRISON, INMATE]
-
-    plain = focus_passages(texts, [ADDRESS], max_chars=400)
-    followed = focus_passages(texts, [ADDRESS], max_chars=400, follow=0.5)
-
-    assert "2027 Fairmount Avenue" not in " ".join(plain), "it shares no word with the question"
-    assert "It is located at 2027 Fairmount Avenue" in followed[0]
-    assert followed[0].startswith("The Eastern State Penitentiary"), "kept in the passage's order"
-    assert sum(len(text) for text in followed) <= 400
-
-
-def test_a_hop_reads_the_sentence_after_the_one_that_names_its_subject() -> None:
-    passages = [
-        Evidence(id="p", title="Eastern State Penitentiary", content=PRISON, kind="document"),
-        Evidence(id="i", title="Jimmy Elliott", content=INMATE, kind="document"),
-        Evidence(id="o", title="Stanley", content=OTHER + " " + LONG, kind="document"),
-    ]
-
-    sources = hop_sources(passages, ADDRESS)
-
-    assert "[1] Eastern State Penitentiary: " in sources
-    assert "2027 Fairmount Avenue" in sources
 
 
 @pytest.mark.slow

@@ -24,7 +24,6 @@ from agents.hop_chain import (
 )
 from agents.hop_mark import describes, describing_phrase, rest_step
 from agents.hop_read import off_subject, read_hop, restates
-from core.plan import current_plan
 from core.state import Evidence, HopRecord
 from tests.conftest import Team, make_settings, run
 from tests.support.fakes import DECOMPOSE, HOP_READ, MARK, WRITER, ScriptedChatModel
@@ -92,8 +91,6 @@ def test_a_broken_chain_is_read_from_the_whole_question_and_the_passages_holding
     read = broken_chain_sources(hops, ids, sources)
 
     assert [item["id"] for item in read] == ["e", "a", "b"], "whole question first, then the answer's passage"
-    linked = broken_chain_sources(hops, ids | {"ql": ["c", "e"]}, sources)
-    assert [item["id"] for item in linked] == ["e", "a", "c", "b"], "the documents it names after it, once"
     assert broken_chain_sources(hops, {"h1": ["c"]}, sources) == sources, "nothing chosen: all of them"
 
 
@@ -186,11 +183,8 @@ async def test_a_hop_its_passages_do_not_answer_hands_the_findings_to_the_writer
     assert "Where was Miriam Calloway born? the village of Dunmore" in final
     assert state["answer"]["short"] == "Stirlingshire"
     whole = state["results"]["q"]["evidence_ids"]
-    linked = state["results"]["ql"]["evidence_ids"]
     read = [source["id"] for source in state["answer"]["sources"]]
     assert read[: len(whole)] == whole, "the whole question's passages first, as single-shot RAG reads them"
-    assert [t.tool for t in current_plan(state).tasks][-2:] == ["docsearch.search", "docsearch.follow_links"]
-    assert linked and set(linked) <= set(read), "then the documents its top passages name"
 
 
 @pytest.mark.slow
