@@ -9,7 +9,7 @@ only. The learning rate warms up over the first steps and falls linearly to zero
 weights as hard as the first; set ``max_steps`` to what ``max_minutes`` allows, or the decay is
 cut short), or stays constant. The run is bounded by ``max_steps`` and ``max_minutes``; every ``save_every`` steps the adapter,
 the optimizer and the step are saved, so a stopped run resumes. Beside the adapter: ``train.log``
-(one JSON line per step: loss, seconds, peak memory), ``loss_curve.png`` and ``budget.json``.
+(one JSON line per step: loss, learning rate, seconds, peak memory), ``loss_curve.png`` and ``budget.json``.
 """
 
 from __future__ import annotations
