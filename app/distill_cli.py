@@ -95,9 +95,13 @@ def cmd_curate(args: argparse.Namespace) -> int:
         tasks = {t.id: t for t in mix}
     else:  # a missing file: no tasks here, and curate says so
         tasks = _tasks_of(root, load_records(trajectories), trajectories)
-    limits = parse_reference_limits(args.reference_limit, {t.category for t in tasks.values()})
+    categories = {t.category for t in tasks.values()}
+    limits = parse_category_counts("--reference-limit", args.reference_limit, categories)
+    repeats = parse_category_counts("--reference-repeat", args.reference_repeat, categories, least=1)
     if limits and not args.references:
         raise ValueError("--reference-limit caps reference trajectories: add --references")
+    if repeats and not args.references:
+        raise ValueError("--reference-repeat repeats reference trajectories: add --references")
     counts = curate(
         trajectories,
         tasks,
@@ -106,28 +110,31 @@ def cmd_curate(args: argparse.Namespace) -> int:
         args.per_task,
         references=args.references,
         reference_limits=limits,
+        reference_repeats=repeats,
     )
     (work / CURATION_REPORT).write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
     echo(json.dumps(counts, indent=2))
     return 0
 
 
-def parse_reference_limits(given: list[str] | None, categories: set[str]) -> dict[str, int]:
-    """``CATEGORY=N`` options as a mapping, each category one of ``categories``.
+def parse_category_counts(
+    option: str, given: list[str] | None, categories: set[str], least: int = 0
+) -> dict[str, int]:
+    """``CATEGORY=N`` values of ``option`` as a mapping, each category one of ``categories``.
 
     Raises:
-        ValueError: On a malformed option, a negative N or a category with no training task.
+        ValueError: On a malformed value, an N below ``least`` or a category with no training task.
     """
-    limits: dict[str, int] = {}
-    for option in given or []:
-        category, _, number = option.partition("=")
-        if not number.strip().isdigit():
-            raise ValueError(f"--reference-limit takes CATEGORY=N with N a whole number ≥ 0, not {option!r}")
+    counts: dict[str, int] = {}
+    for value in given or []:
+        category, _, number = value.partition("=")
+        if not number.strip().isdigit() or int(number) < least:
+            raise ValueError(f"{option} takes CATEGORY=N with N a whole number ≥ {least}, not {value!r}")
         if category not in categories:
             known = ", ".join(sorted(categories))
-            raise ValueError(f"--reference-limit: no training category {category!r} (known: {known})")
-        limits[category] = int(number)
-    return limits
+            raise ValueError(f"{option}: no training category {category!r} (known: {known})")
+        counts[category] = int(number)
+    return counts
 
 
 def _curated_examples(work: Path) -> list[Any]:
@@ -294,6 +301,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="CATEGORY=N",
         help="at most N reference trajectories of CATEGORY (repeatable), to balance declining, single"
         " and parallel calls",
+    )
+    cur.add_argument(
+        "--reference-repeat",
+        action="append",
+        metavar="CATEGORY=N",
+        help="write each reference trajectory of CATEGORY N times (repeatable), to weight up a"
+        " category the student gets wrong most",
     )
     cur.set_defaults(func=guard_bfcl(cmd_curate))
 

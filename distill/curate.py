@@ -6,8 +6,9 @@ the one most samples agree on first: self-consistency) and ``curation.json`` wit
 trajectories left after each stage. With ``references``, every training task left without a kept
 trajectory gets its reference trajectory instead (:mod:`distill.references`), judged alike, and
 ``reference_limits`` caps how many a category gets (chosen by a hash of the task id, so a rerun
-keeps the same ones): the mix is balanced per behaviour, and ``curation.json`` reports how many
-targets decline, make one call or make several. Curation is cheap and reruns from scratch.
+keeps the same ones) and ``reference_repeats`` writes each of a category's references that many
+times (a category the student gets wrong most, seen more often): the mix is balanced per
+behaviour, and ``curation.json`` reports how many targets decline, make one call or make several. Curation is cheap and reruns from scratch.
 """
 
 from __future__ import annotations
@@ -39,10 +40,12 @@ def curate(
     *,
     references: bool = False,
     reference_limits: Mapping[str, int] | None = None,
+    reference_repeats: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """Judge every trajectory of a known task; write the kept ones (and, with ``references``, a
     reference trajectory for every task in ``tasks`` left without one, at most
-    ``reference_limits[category]`` of a category); return the stage counts.
+    ``reference_limits[category]`` of a category, each written ``reference_repeats[category]``
+    times); return the stage counts.
 
     Raises:
         FileNotFoundError: When ``trajectories`` does not exist and ``references`` is off
@@ -92,6 +95,8 @@ def curate(
         else []
     )
     filled, left_out = _within_limits(filled, reference_limits or {})
+    repeats = reference_repeats or {}
+    filled = [item for item in filled for _ in range(repeats.get(item["category"], 1))]
     with open(out_path, "w", encoding="utf-8") as handle:
         for item in kept + filled:
             handle.write(json.dumps(item, ensure_ascii=False, default=str) + "\n")
@@ -108,6 +113,8 @@ def curate(
         counts["reference_trajectories"] = len(filled)
         if left_out:
             counts["reference_trajectories_left_out"] = dict(sorted(left_out.items()))
+        if repeats:
+            counts["reference_repeats"] = dict(sorted(repeats.items()))
     counts["targets"] = dict(Counter(behaviour(item["calls"]) for item in kept + filled))
     log.info("curation: %s", counts)
     return counts

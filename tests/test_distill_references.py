@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.distill_cli import parse_reference_limits
+from app.distill_cli import parse_category_counts
 from distill.curate import curate
 from distill.examples import examples_for
 from distill.references import reference_calls
@@ -143,12 +143,29 @@ def test_a_reference_limit_caps_a_category_the_same_way_on_every_rerun(
 
 def test_a_reference_limit_option_names_a_training_category_and_a_count() -> None:
     categories = {"irrelevance", "simple_python"}
-    assert parse_reference_limits(["irrelevance=78", "simple_python=0"], categories) == {
-        "irrelevance": 78,
-        "simple_python": 0,
-    }
-    assert parse_reference_limits(None, categories) == {}
-    with pytest.raises(ValueError, match="CATEGORY=N"):
-        parse_reference_limits(["irrelevance=-1"], categories)
+    limits = parse_category_counts("--reference-limit", ["irrelevance=78", "simple_python=0"], categories)
+    assert limits == {"irrelevance": 78, "simple_python": 0}
+    assert parse_category_counts("--reference-limit", None, categories) == {}
+    with pytest.raises(ValueError, match="--reference-limit takes CATEGORY=N"):
+        parse_category_counts("--reference-limit", ["irrelevance=-1"], categories)
     with pytest.raises(ValueError, match="no training category 'irelevance'"):
-        parse_reference_limits(["irelevance=3"], categories)
+        parse_category_counts("--reference-limit", ["irelevance=3"], categories)
+    with pytest.raises(ValueError, match="--reference-repeat takes CATEGORY=N with N a whole number ≥ 1"):
+        parse_category_counts("--reference-repeat", ["irrelevance=0"], categories, least=1)
+
+
+def test_a_reference_repeat_writes_a_category_s_references_that_many_times(
+    tmp_path: Path,
+    bfcl_root: Path,  # noqa: F811
+) -> None:
+    tasks = {t.id: t for t in (AREA, PARALLEL, IRRELEVANT)}
+    missing, out = tmp_path / "trajectories.jsonl", tmp_path / "curated.jsonl"
+
+    counts = curate(
+        missing, tasks, Scorer(bfcl_root), out, references=True, reference_repeats={"parallel": 3}
+    )
+
+    rows = [json.loads(line)["task_id"] for line in out.read_text().splitlines()]
+    assert rows.count(PARALLEL.id) == 3 and rows.count(AREA.id) == 1 and rows.count(IRRELEVANT.id) == 1
+    assert counts["targets"] == {"single": 1, "parallel": 3, "decline": 1}
+    assert counts["reference_repeats"] == {"parallel": 3}
