@@ -21,6 +21,7 @@ from evals.bfcl_fetch import BfclDataError
 log = logging.getLogger(__name__)
 
 STUDENT = "qwen2.5-coder-0.5b-instruct"  # the bundled executor, the student
+MAX_REFERENCE_REPEAT = 20  # a category written more often than this is most of the mix
 
 
 def _train_tasks(categories: list[str] | None, n: int | None) -> tuple[Any, list[Any]]:
@@ -86,6 +87,10 @@ def cmd_curate(args: argparse.Namespace) -> int:
         raise ValueError("--per-task takes a positive number")
     if args.contrast and not args.references:
         raise ValueError("--contrast adds reference declines: add --references")
+    if args.reference_limit and not args.references:
+        raise ValueError("--reference-limit caps reference trajectories: add --references")
+    if args.reference_repeat and not args.references:
+        raise ValueError("--reference-repeat repeats reference trajectories: add --references")
     root = ensure_bfcl()
     work = distill_dir()
     trajectories = work / TRAJECTORIES
@@ -97,11 +102,9 @@ def cmd_curate(args: argparse.Namespace) -> int:
         tasks = _tasks_of(root, load_records(trajectories), trajectories)
     categories = {t.category for t in tasks.values()}
     limits = parse_category_counts("--reference-limit", args.reference_limit, categories)
-    repeats = parse_category_counts("--reference-repeat", args.reference_repeat, categories, least=1)
-    if limits and not args.references:
-        raise ValueError("--reference-limit caps reference trajectories: add --references")
-    if repeats and not args.references:
-        raise ValueError("--reference-repeat repeats reference trajectories: add --references")
+    repeats = parse_category_counts(
+        "--reference-repeat", args.reference_repeat, categories, least=1, most=MAX_REFERENCE_REPEAT
+    )
     counts = curate(
         trajectories,
         tasks,
@@ -118,18 +121,21 @@ def cmd_curate(args: argparse.Namespace) -> int:
 
 
 def parse_category_counts(
-    option: str, given: list[str] | None, categories: set[str], least: int = 0
+    option: str, given: list[str] | None, categories: set[str], least: int = 0, most: int | None = None
 ) -> dict[str, int]:
     """``CATEGORY=N`` values of ``option`` as a mapping, each category one of ``categories``.
 
     Raises:
-        ValueError: On a malformed value, an N below ``least`` or a category with no training task.
+        ValueError: On a malformed value, an N outside ``least``..``most`` or a category with no
+            training task.
     """
     counts: dict[str, int] = {}
     for value in given or []:
         category, _, number = value.partition("=")
-        if not number.strip().isdigit() or int(number) < least:
-            raise ValueError(f"{option} takes CATEGORY=N with N a whole number ≥ {least}, not {value!r}")
+        within = number.strip().isdigit() and int(number) >= least and (most is None or int(number) <= most)
+        if not within:
+            span = f"from {least} to {most}" if most is not None else f"≥ {least}"
+            raise ValueError(f"{option} takes CATEGORY=N with N a whole number {span}, not {value!r}")
         if category not in categories:
             known = ", ".join(sorted(categories))
             raise ValueError(f"{option}: no training category {category!r} (known: {known})")

@@ -8,7 +8,8 @@ trajectory gets its reference trajectory instead (:mod:`distill.references`), ju
 ``reference_limits`` caps how many a category gets (chosen by a hash of the task id, so a rerun
 keeps the same ones) and ``reference_repeats`` writes each of a category's references that many
 times (a category the student gets wrong most, seen more often): the mix is balanced per
-behaviour, and ``curation.json`` reports how many targets decline, make one call or make several. Curation is cheap and reruns from scratch.
+behaviour, and ``curation.json`` reports how many targets decline, make one call or make
+several. Curation is cheap and reruns from scratch.
 """
 
 from __future__ import annotations

@@ -146,12 +146,16 @@ def test_a_reference_limit_option_names_a_training_category_and_a_count() -> Non
     limits = parse_category_counts("--reference-limit", ["irrelevance=78", "simple_python=0"], categories)
     assert limits == {"irrelevance": 78, "simple_python": 0}
     assert parse_category_counts("--reference-limit", None, categories) == {}
-    with pytest.raises(ValueError, match="--reference-limit takes CATEGORY=N"):
+    with pytest.raises(ValueError, match="--reference-limit takes CATEGORY=N with N a whole number ≥ 0"):
         parse_category_counts("--reference-limit", ["irrelevance=-1"], categories)
     with pytest.raises(ValueError, match="no training category 'irelevance'"):
         parse_category_counts("--reference-limit", ["irelevance=3"], categories)
-    with pytest.raises(ValueError, match="--reference-repeat takes CATEGORY=N with N a whole number ≥ 1"):
-        parse_category_counts("--reference-repeat", ["irrelevance=0"], categories, least=1)
+    with pytest.raises(
+        ValueError, match="--reference-repeat takes CATEGORY=N with N a whole number from 1 to 20"
+    ):
+        parse_category_counts("--reference-repeat", ["irrelevance=0"], categories, least=1, most=20)
+    with pytest.raises(ValueError, match="from 1 to 20, not 'irrelevance=100000000'"):
+        parse_category_counts("--reference-repeat", ["irrelevance=100000000"], categories, least=1, most=20)
 
 
 def test_a_reference_repeat_writes_a_category_s_references_that_many_times(
