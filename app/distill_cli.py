@@ -175,9 +175,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         rank=args.rank,
         layers=args.layers,
         max_tokens=args.max_tokens,
+        keep_every=args.keep_every,
     )
     if options.max_steps < 1 or options.max_minutes <= 0 or options.layers < 1:
         raise ValueError("--max-steps, --max-minutes and --layers take positive numbers")
+    if options.keep_every < 0:
+        raise ValueError("--keep-every takes a number of steps, or 0 to keep no snapshot")
     work = distill_dir()
     examples = _curated_examples(work)
     model, tokenizer = load_student(Path(args.student).expanduser() if args.student else assemble(STUDENT))
@@ -192,12 +195,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     """Merge the adapter into the student's GGUF and write the distilled executor."""
     from distill.export import export
     from distill.paths import TRAIN_DIR, distill_dir, distilled_gguf
-    from distill.train import ADAPTER
+    from distill.train import ADAPTER, snapshot_dir, snapshot_steps
     from models.assemble import assemble
 
+    train_dir = distill_dir() / TRAIN_DIR
+    adapter = train_dir / ADAPTER
+    if args.snapshot is not None:
+        kept = snapshot_steps(train_dir)
+        if args.snapshot not in kept:
+            listed = ", ".join(map(str, kept)) or "none (train with --keep-every)"
+            raise ValueError(f"no snapshot at step {args.snapshot} in {train_dir} (kept: {listed})")
+        adapter = snapshot_dir(train_dir, args.snapshot)
     base = Path(args.student).expanduser() if args.student else assemble(STUDENT)
     out = Path(args.out).expanduser() if args.out else distilled_gguf()
-    manifest = export(base, distill_dir() / TRAIN_DIR / ADAPTER, out, args.qtype, args.scale)
+    manifest = export(base, adapter, out, args.qtype, args.scale)
     echo(json.dumps(manifest, indent=2))
     return 0
 
@@ -331,6 +342,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tr.add_argument("--rank", type=int, default=8, help="LoRA rank (default 8)")
     tr.add_argument("--layers", type=int, default=6, help="LoRA on the last N layers (default 6)")
     tr.add_argument("--max-tokens", type=int, default=1536, help="longer examples are left out")
+    tr.add_argument(
+        "--keep-every",
+        type=int,
+        default=100,
+        help="keep the adapter every N steps as a snapshot, for `export --snapshot` (default 100; 0: none)",
+    )
     tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=guard_bfcl(cmd_train))
 
@@ -338,6 +355,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ex.add_argument("--student", help="the student's GGUF file (default: the bundled 0.5B executor)")
     ex.add_argument("--out", help="the GGUF file to write (default: where the executor finds it)")
     ex.add_argument("--qtype", choices=("Q8_0", "F16", "F32"), default="Q8_0", help="of the merged tensors")
+    ex.add_argument(
+        "--snapshot",
+        type=int,
+        metavar="STEP",
+        help="the adapter as kept at this step (`train --keep-every`) instead of the last one",
+    )
     ex.add_argument(
         "--scale",
         type=float,

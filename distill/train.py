@@ -8,7 +8,10 @@ only. The learning rate warms up over the first steps and falls linearly to zero
 (``schedule="linear"``, the usual SFT schedule: the last examples of the order do not pull the
 weights as hard as the first; set ``max_steps`` to what ``max_minutes`` allows, or the decay is
 cut short), or stays constant. The run is bounded by ``max_steps`` and ``max_minutes``; every ``save_every`` steps the adapter,
-the optimizer and the step are saved, so a stopped run resumes. Beside the adapter: ``train.log``
+the optimizer and the step are saved, so a stopped run resumes. Every ``keep_every`` steps the
+adapter is also kept as a snapshot (``snapshots/step-NNNNN``): where a run stopped has decided what
+a student does (it declined nearly every call at one step and none a few hundred later), so a
+student is chosen among its snapshots on a tuning split. Beside the adapter: ``train.log``
 (one JSON line per step: loss, learning rate, seconds, peak memory), ``loss_curve.png`` and ``budget.json``.
 """
 
@@ -29,6 +32,7 @@ log = logging.getLogger(__name__)
 TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 ADAPTER = "adapter"
 CHECKPOINT = "checkpoint"
+SNAPSHOTS = "snapshots"
 TRAIN_LOG = "train.log"
 LOSS_CURVE = "loss_curve.png"
 BUDGET = "budget.json"
@@ -48,7 +52,20 @@ class TrainOptions:
     layers: int = 6  # LoRA on the last N decoder layers
     max_tokens: int = 1536  # longer examples are left out
     save_every: int = 20
+    keep_every: int = 100  # a snapshot of the adapter every N steps (0: none)
     seed: int = 0
+
+
+def snapshot_dir(out_dir: Path, step: int) -> Path:
+    """Where the adapter as it stood after ``step`` steps is kept."""
+    return out_dir / SNAPSHOTS / f"step-{step:05d}"
+
+
+def snapshot_steps(out_dir: Path) -> list[int]:
+    """The steps at which a run kept its adapter, in order."""
+    folder = out_dir / SNAPSHOTS
+    names = (path.name for path in folder.glob("step-*")) if folder.is_dir() else ()
+    return sorted(int(name[5:]) for name in names if name[5:].isdigit())
 
 
 def learning_rate_at(step: int, options: TrainOptions) -> float:
@@ -207,6 +224,8 @@ def train(
         bar.set_postfix(loss=record["loss"])
         if step % options.save_every == 0:
             save()
+        if options.keep_every and step % options.keep_every == 0:
+            peft_model.save_pretrained(str(snapshot_dir(out_dir, step)))
     bar.close()
     save()
     peft_model.save_pretrained(str(out_dir / ADAPTER))

@@ -22,6 +22,8 @@ from distill.train import (  # noqa: E402
     TRAIN_LOG,
     TrainOptions,
     learning_rate_at,
+    snapshot_dir,
+    snapshot_steps,
     train,
 )
 
@@ -124,6 +126,21 @@ def test_a_few_lora_steps_lower_the_loss_and_write_the_log(tokenizer: Any, tmp_p
     assert lora_layers == {"1"}  # only the last layer
 
 
+def test_a_run_keeps_its_adapter_every_n_steps_and_each_snapshot_merges(
+    tokenizer: Any, tmp_path: Path
+) -> None:
+    encoded = [encode(tokenizer, e, 512) for e in EXAMPLES]
+    options = TrainOptions(max_steps=5, learning_rate=5e-2, layers=1, keep_every=2)
+    train(tiny_model(len(tokenizer)), encoded, tmp_path, options)
+
+    assert snapshot_steps(tmp_path) == [2, 4]
+    early = merged_weights(tiny_model(len(tokenizer)), snapshot_dir(tmp_path, 2))
+    last = merged_weights(tiny_model(len(tokenizer)), tmp_path / ADAPTER)
+    name = "model.layers.1.self_attn.q_proj.weight"
+    assert not np.allclose(early[name], last[name]), "a snapshot is the adapter as it stood then"
+    assert snapshot_steps(tmp_path / "elsewhere") == []
+
+
 @pytest.mark.slow
 def test_a_stopped_run_resumes_from_its_checkpoint(tokenizer: Any, tmp_path: Path) -> None:
     encoded = [encode(tokenizer, e, 512) for e in EXAMPLES]
@@ -197,7 +214,11 @@ def test_export_writes_the_merged_weights_over_the_base_file(tokenizer: Any, tmp
 
 @pytest.mark.parametrize(
     ("options", "said"),
-    [(["--scale", "1.5"], "scale 1.5 is outside (0, 1]"), ([], "no trained adapter in")],
+    [
+        (["--scale", "1.5"], "scale 1.5 is outside (0, 1]"),
+        ([], "no trained adapter in"),
+        (["--snapshot", "300"], "no snapshot at step 300"),
+    ],
 )
 def test_export_says_what_is_wrong_in_one_line(
     options: list[str],
