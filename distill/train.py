@@ -68,6 +68,17 @@ def snapshot_steps(out_dir: Path) -> list[int]:
     return sorted(int(name[5:]) for name in names if name[5:].isdigit())
 
 
+def keep_snapshot(peft_model: Any, folder: Path) -> None:
+    """Save the adapter into ``folder`` whole or not at all (written beside it, then renamed)."""
+    import shutil
+
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    peft_model.save_pretrained(str(partial))
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)
+
+
 def learning_rate_at(step: int, options: TrainOptions) -> float:
     """The learning rate of the step taken after ``step`` steps: constant, or (linear) rising over the
     first ``WARMUP_SHARE`` of ``max_steps`` to ``learning_rate`` and then falling to zero at ``max_steps``."""
@@ -225,7 +236,7 @@ def train(
         if step % options.save_every == 0:
             save()
         if options.keep_every and step % options.keep_every == 0:
-            peft_model.save_pretrained(str(snapshot_dir(out_dir, step)))
+            keep_snapshot(peft_model, snapshot_dir(out_dir, step))
     bar.close()
     save()
     peft_model.save_pretrained(str(out_dir / ADAPTER))

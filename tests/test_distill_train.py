@@ -134,6 +134,8 @@ def test_a_run_keeps_its_adapter_every_n_steps_and_each_snapshot_merges(
     train(tiny_model(len(tokenizer)), encoded, tmp_path, options)
 
     assert snapshot_steps(tmp_path) == [2, 4]
+    snapshot_dir(tmp_path, 6).with_name("step-00006.partial").mkdir()  # a save cut short
+    assert snapshot_steps(tmp_path) == [2, 4], "a snapshot being written is not one"
     early = merged_weights(tiny_model(len(tokenizer)), snapshot_dir(tmp_path, 2))
     last = merged_weights(tiny_model(len(tokenizer)), tmp_path / ADAPTER)
     name = "model.layers.1.self_attn.q_proj.weight"
