@@ -21,6 +21,7 @@ import json
 import logging
 import random
 import resource
+import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -65,13 +66,12 @@ def snapshot_steps(out_dir: Path) -> list[int]:
     """The steps at which a run kept its adapter, in order."""
     folder = out_dir / SNAPSHOTS
     names = (path.name for path in folder.glob("step-*")) if folder.is_dir() else ()
-    return sorted(int(name[5:]) for name in names if name[5:].isdigit())
+    steps = (name.removeprefix("step-") for name in names)
+    return sorted(int(step) for step in steps if step.isdigit())
 
 
 def keep_snapshot(peft_model: Any, folder: Path) -> None:
     """Save the adapter into ``folder`` whole or not at all (written beside it, then renamed)."""
-    import shutil
-
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     peft_model.save_pretrained(str(partial))
