@@ -199,16 +199,18 @@ def cmd_export(args: argparse.Namespace) -> int:
     from models.assemble import assemble
 
     train_dir = distill_dir() / TRAIN_DIR
-    adapter = train_dir / ADAPTER
-    if args.snapshot is not None:
+    adapters = [train_dir / ADAPTER]
+    if args.snapshot:
         kept = snapshot_steps(train_dir)
-        if args.snapshot not in kept:
+        missing = sorted(set(args.snapshot) - set(kept))
+        if missing:
             listed = ", ".join(map(str, kept)) or "none (train with --keep-every)"
-            raise ValueError(f"no snapshot at step {args.snapshot} in {train_dir} (kept: {listed})")
-        adapter = snapshot_dir(train_dir, args.snapshot)
+            steps = ", ".join(map(str, missing))
+            raise ValueError(f"no snapshot at step {steps} in {train_dir} (kept: {listed})")
+        adapters = [snapshot_dir(train_dir, step) for step in sorted(set(args.snapshot))]
     base = Path(args.student).expanduser() if args.student else assemble(STUDENT)
     out = Path(args.out).expanduser() if args.out else distilled_gguf()
-    manifest = export(base, adapter, out, args.qtype, args.scale)
+    manifest = export(base, adapters, out, args.qtype, args.scale)
     echo(json.dumps(manifest, indent=2))
     return 0
 
@@ -358,8 +360,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ex.add_argument(
         "--snapshot",
         type=int,
+        nargs="+",
         metavar="STEP",
-        help="the adapter as kept at this step (`train --keep-every`) instead of the last one",
+        help="the adapter as kept at this step (`train --keep-every`) instead of the last one; several "
+        "steps merge as their average update (checkpoint averaging)",
     )
     ex.add_argument(
         "--scale",

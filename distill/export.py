@@ -11,6 +11,11 @@ result is one GGUF file llama.cpp loads like the bundled models, written atomica
 become ``W + scale · ΔW`` (weight-space ensembling, WiSE-FT, Wortsman et al. 2022: a fine-tuned
 model mixed back towards its base keeps much of the gain where it was trained and loses less of
 what the base did elsewhere). 1 is the adapter as trained.
+
+Several adapters (snapshots of one run) merge as their average update, ``ΔW = mean(B_i A_i)``
+(checkpoint averaging along a trajectory, as in stochastic weight averaging, Izmailov et al.
+2018): exact, through ``peft``'s ``add_weighted_adapter`` with ``combination_type="cat"``. A run at
+a constant rate wanders between steps; the average of its late snapshots is the flatter point.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,25 +42,40 @@ class ExportError(ValueError):
     command says so in one line)."""
 
 
-def _check(adapter_dir: Path, scale: float) -> None:
-    """Raise :class:`ExportError` unless ``adapter_dir`` holds an adapter and ``scale`` is in (0, 1]."""
+AVERAGED = "averaged"  # the name of the adapter several snapshots merge into
+
+
+def _check(adapters: Sequence[Path], scale: float) -> None:
+    """Raise :class:`ExportError` unless every folder of ``adapters`` holds an adapter (there is at
+    least one) and ``scale`` is in (0, 1]."""
     if not 0 < scale <= 1:
         raise ExportError(f"scale {scale} is outside (0, 1]: 1 merges the adapter as trained")
-    if not (adapter_dir / "adapter_config.json").is_file():
-        raise ExportError(f"no trained adapter in {adapter_dir}: run `aisearch distill train` first")
+    if not adapters:
+        raise ExportError("no adapter to merge")
+    for adapter_dir in adapters:
+        if not (adapter_dir / "adapter_config.json").is_file():
+            raise ExportError(f"no trained adapter in {adapter_dir}: run `aisearch distill train` first")
 
 
-def merged_weights(model: Any, adapter_dir: Path, scale: float = 1.0) -> dict[str, np.ndarray]:
+def merged_weights(model: Any, adapters: Path | Sequence[Path], scale: float = 1.0) -> dict[str, np.ndarray]:
     """The weights the adapter changes, merged with its update times ``scale`` (HF names such as
-    ``model.layers.3.mlp.up_proj.weight``).
+    ``model.layers.3.mlp.up_proj.weight``); several adapters merge as their average update.
 
     Raises:
-        ExportError: When the adapter folder holds no adapter, or ``scale`` is outside (0, 1].
+        ExportError: When a folder holds no adapter, or ``scale`` is outside (0, 1].
     """
     from peft import PeftModel
 
-    _check(adapter_dir, scale)
-    peft_model = PeftModel.from_pretrained(model, str(adapter_dir))
+    adapters = [adapters] if isinstance(adapters, Path) else list(adapters)
+    _check(adapters, scale)
+    names = [f"snapshot{n}" for n in range(len(adapters))]
+    peft_model = PeftModel.from_pretrained(model, str(adapters[0]), adapter_name=names[0])
+    for name, adapter_dir in zip(names[1:], adapters[1:], strict=True):
+        peft_model.load_adapter(str(adapter_dir), adapter_name=name)
+    if len(adapters) > 1:
+        weights = [1 / len(adapters)] * len(adapters)
+        peft_model.add_weighted_adapter(names, weights, AVERAGED, combination_type="cat")
+        peft_model.set_adapter(AVERAGED)
     layers = [
         (name, module)
         for name, module in peft_model.named_modules()
@@ -65,11 +86,11 @@ def merged_weights(model: Any, adapter_dir: Path, scale: float = 1.0) -> dict[st
     changed = [name for name, _ in layers]
     merged = peft_model.merge_and_unload()
     state = merged.state_dict()
-    weights = {}
+    weights_by_name = {}
     for name in changed:
         key = name.split("base_model.model.", 1)[-1] + ".weight"
-        weights[key] = state[key].detach().float().numpy()
-    return weights
+        weights_by_name[key] = state[key].detach().float().numpy()
+    return weights_by_name
 
 
 def _encode(array: np.ndarray, qtype: str) -> tuple[np.ndarray, Any]:
@@ -151,22 +172,23 @@ def sha256_of(path: Path) -> str:
 
 
 def export(
-    base: Path, adapter_dir: Path, out: Path, qtype: str = "Q8_0", scale: float = 1.0
+    base: Path, adapters: Path | Sequence[Path], out: Path, qtype: str = "Q8_0", scale: float = 1.0
 ) -> dict[str, Any]:
-    """Merge the adapter (its update times ``scale``) into the base GGUF's student and write ``out``
-    with its manifest."""
+    """Merge the adapter (its update times ``scale``; several: their average) into the base GGUF's
+    student and write ``out`` with its manifest."""
     from distill.student import load_student
 
-    _check(adapter_dir, scale)  # before the student is loaded
+    adapters = [adapters] if isinstance(adapters, Path) else list(adapters)
+    _check(adapters, scale)  # before the student is loaded
     started = time.perf_counter()
     model, _ = load_student(base, with_tokenizer=False)
-    written = write_gguf(base, merged_weights(model, adapter_dir, scale), out, qtype)
+    written = write_gguf(base, merged_weights(model, adapters, scale), out, qtype)
     manifest = {
         "file": str(out),
         "sha256": sha256_of(out),
         "bytes": out.stat().st_size,
         "base": str(base),
-        "adapter": str(adapter_dir),
+        "adapter": str(adapters[0]) if len(adapters) == 1 else [str(a) for a in adapters],
         "qtype": qtype,
         "scale": scale,
         "tensors_replaced": len(written["tensors_replaced"]),

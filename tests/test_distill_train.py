@@ -142,6 +142,12 @@ def test_a_run_keeps_its_adapter_every_n_steps_and_each_snapshot_merges(
     assert not np.allclose(early[name], last[name]), "a snapshot is the adapter as it stood then"
     assert snapshot_steps(tmp_path / "elsewhere") == []
 
+    later = merged_weights(tiny_model(len(tokenizer)), snapshot_dir(tmp_path, 4))
+    both = merged_weights(tiny_model(len(tokenizer)), [snapshot_dir(tmp_path, 2), snapshot_dir(tmp_path, 4)])
+    assert both.keys() == early.keys()
+    for key in both:  # the average update, exactly: base + (ΔW₂ + ΔW₄) / 2
+        assert np.allclose(both[key], (early[key] + later[key]) / 2, atol=1e-6), key
+
 
 @pytest.mark.slow
 def test_a_stopped_run_resumes_from_its_checkpoint(tokenizer: Any, tmp_path: Path) -> None:
@@ -220,6 +226,7 @@ def test_export_writes_the_merged_weights_over_the_base_file(tokenizer: Any, tmp
         (["--scale", "1.5"], "scale 1.5 is outside (0, 1]"),
         ([], "no trained adapter in"),
         (["--snapshot", "300"], "no snapshot at step 300"),
+        (["--snapshot", "300", "100"], "no snapshot at step 100, 300"),
     ],
 )
 def test_export_says_what_is_wrong_in_one_line(
