@@ -41,6 +41,7 @@ class Calibration(BaseModel):
     n: int = Field(ge=1)  # tasks with a margin
     auc: float | None = None  # how well the margins rank irrelevance above the rest
     greedy_accuracy: float  # the run's BFCL accuracy with the greedy token deciding
+    threshold_accuracy: float | None = None  # its estimate with the threshold deciding (compares snapshots)
     run: str  # the calibration run's folder (records, summary, report)
     date: str
 
@@ -83,6 +84,7 @@ def calibration_from(summary: dict[str, Any], *, sha256: str, run: Path) -> Cali
         n=int(margins.get("n", 0)),
         auc=margins.get("auc"),
         greedy_accuracy=float(summary["accuracy"]),
+        threshold_accuracy=margins.get("best_threshold_accuracy"),
         run=str(run),
         date=str(summary.get("config", {}).get("date", "")),
     )

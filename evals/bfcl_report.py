@@ -86,6 +86,8 @@ def _margins(margins: dict[str, Any]) -> str:
         for name, block in margins["by_category"].items()
     ]
     best = margins.get("best_threshold")
+    scored = margins.get("best_threshold_accuracy")
+    estimate = "" if scored is None else f", estimated accuracy with it {scored:.1%}"
     decided = margins.get("decided") or {}
     turned = (
         f" A threshold turned {decided.get('declined', 0)} calls into declines and {decided.get('called', 0)} declines into calls."
@@ -96,7 +98,7 @@ def _margins(margins: dict[str, Any]) -> str:
         f"Decline margins (log-odds of declining at the deciding token): AUC irrelevance vs the rest "
         f"{'–' if auc is None else f'{auc:.3f}'}; leaning to decline: " + ", ".join(parts) + ". "
         f"The threshold that would have served this run best: {'–' if best is None else f'{best:+.3f}'}"
-        f" (choose it on a tuning split, apply it to another).{turned}"
+        f"{estimate} (choose it on a tuning split, apply it to another).{turned}"
     )
 
 

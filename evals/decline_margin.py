@@ -73,15 +73,9 @@ def declines(margin: float, threshold: float) -> bool:
     return margin > threshold
 
 
-def best_threshold(records: Sequence[dict[str, Any]]) -> float | None:
-    """The threshold that would have scored this run best, BFCL's way (the mean of the categories'
-    accuracies): an irrelevance task counts as right when its margin is above it, a task that wants
-    a call when its margin is not, times the share of that category's calls the run got right (a
-    call made only because of the threshold is assumed as good as the calls the model chose to
-    make). Candidates are the midpoints between neighbouring margins; of equally good ones, the
-    middle. Chosen on a tuning split, it is applied to another (``--decline-threshold``). None
-    without margins on both sides.
-    """
+def _threshold_scores(records: Sequence[dict[str, Any]]) -> list[tuple[float, float]] | None:
+    """Each candidate threshold with the score it would have given this run (see
+    :func:`best_threshold`); None without margins on both sides."""
     groups: dict[str, list[float]] = {}
     call_rate: dict[str, float] = {}
     for category in dict.fromkeys(str(r["category"]) for r in records):
@@ -112,9 +106,31 @@ def best_threshold(records: Sequence[dict[str, Any]]) -> float | None:
                 )
         return total / len(groups)
 
-    scores = [score(t) for t in candidates]
-    best = [t for t, value in zip(candidates, scores, strict=True) if value == max(scores)]
-    return round(best[len(best) // 2], 3)
+    return [(t, score(t)) for t in candidates]
+
+
+def best_threshold_and_score(records: Sequence[dict[str, Any]]) -> tuple[float, float] | None:
+    """The threshold that would have scored this run best, BFCL's way (the mean of the categories'
+    accuracies), and that score: an irrelevance task counts as right when its margin is above it,
+    a task that wants a call when its margin is not, times the share of that category's calls the
+    run got right (a call made only because of the threshold is assumed as good as the calls the
+    model chose to make). Candidates are the midpoints between neighbouring margins; of equally
+    good ones, the middle. Chosen on a tuning split, it is applied to another
+    (``--decline-threshold``); the score, an estimate on the split it was chosen on, compares
+    students (snapshots of a run) on that split. None without margins on both sides.
+    """
+    scored = _threshold_scores(records)
+    if scored is None:
+        return None
+    top = max(value for _, value in scored)
+    best = [t for t, value in scored if value == top]
+    return round(best[len(best) // 2], 3), round(top, 4)
+
+
+def best_threshold(records: Sequence[dict[str, Any]]) -> float | None:
+    """The threshold of :func:`best_threshold_and_score`; None without margins on both sides."""
+    found = best_threshold_and_score(records)
+    return None if found is None else found[0]
 
 
 def reply_logprobs(message: Any) -> list[dict[str, Any]]:
@@ -156,9 +172,11 @@ def margin_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
             "leaning_to_decline": sum(1 for m in margins if m > 0),
             "median": round(percentile(margins, 50), 3),
         }
+    best = best_threshold_and_score(with_margin)
     return {
         "auc": decline_auc(with_margin),
-        "best_threshold": best_threshold(with_margin),
+        "best_threshold": None if best is None else best[0],
+        "best_threshold_accuracy": None if best is None else best[1],
         "n": len(with_margin),
         "decided": dict(Counter(str(r["decided"]) for r in with_margin if r.get("decided"))),
         "by_category": by_category,

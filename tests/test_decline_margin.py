@@ -16,7 +16,14 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from evals.bfcl_data import load_tasks
 from evals.bfcl_run import BfclOptions, run_bfcl
 from evals.bfcl_score import Scorer
-from evals.decline_margin import best_threshold, decline_auc, decline_margin, declines, margin_summary
+from evals.decline_margin import (
+    best_threshold,
+    best_threshold_and_score,
+    decline_auc,
+    decline_margin,
+    declines,
+    margin_summary,
+)
 from tests.support.bfcl import FIXTURE_DATA, bfcl_root  # noqa: F401 - a fixture
 
 OPENING = [
@@ -139,7 +146,12 @@ def test_the_best_threshold_is_the_middle_of_the_cut_that_scores_best() -> None:
         {"category": "simple_python", "decline_margin": -4.0, "calls": [{"f": {}}], "correct": True},
     ]
     assert best_threshold(records) == -3.0  # between the calls' margins and the irrelevant ones'
+    assert best_threshold_and_score(records) == (-3.0, 1.0)
+    wrong_call = {"category": "simple_python", "decline_margin": -6.0, "calls": [{"f": {}}], "correct": False}
+    # irrelevance all declined (1), simple calls all made but one in three wrong (2/3): the mean
+    assert best_threshold_and_score([*records, wrong_call]) == (-3.0, round((1 + 2 / 3) / 2, 4))
     assert best_threshold(records[2:]) is None  # nothing to decline
+    assert best_threshold_and_score(records[2:]) is None
     assert declines(-2.0, -3.0) and not declines(-3.0, -3.0)
 
 

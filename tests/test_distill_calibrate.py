@@ -72,6 +72,8 @@ def test_calibrating_stores_the_threshold_between_the_calls_and_the_irrelevant_m
     calibration = asyncio.run(calibrate(gguf, student(), tasks, Scorer(bfcl_root), options(tmp_path)))
     assert -2.9 < calibration.decline_threshold < -1.7  # declines both irrelevant tasks, calls the rest
     assert calibration.greedy_accuracy < 1.0 and calibration.auc == 1.0
+    assert calibration.threshold_accuracy is not None
+    assert calibration.threshold_accuracy > calibration.greedy_accuracy  # what the threshold wins back
     assert calibration.sha256 == SHA and calibration.split == "dev" and calibration.n == len(tasks)
     manifest = json.loads(manifest_path(gguf).read_text())
     assert (
