@@ -45,6 +45,11 @@ class ExportError(ValueError):
 AVERAGED = "averaged"  # the name of the adapter several snapshots merge into
 
 
+def _adapter_list(adapters: Path | Sequence[Path]) -> list[Path]:
+    """One adapter folder or several, as a list."""
+    return [adapters] if isinstance(adapters, Path) else list(adapters)
+
+
 def _check(adapters: Sequence[Path], scale: float) -> None:
     """Raise :class:`ExportError` unless every folder of ``adapters`` holds an adapter (there is at
     least one) and ``scale`` is in (0, 1]."""
@@ -66,15 +71,15 @@ def merged_weights(model: Any, adapters: Path | Sequence[Path], scale: float = 1
     """
     from peft import PeftModel
 
-    adapters = [adapters] if isinstance(adapters, Path) else list(adapters)
+    adapters = _adapter_list(adapters)
     _check(adapters, scale)
     names = [f"snapshot{n}" for n in range(len(adapters))]
     peft_model = PeftModel.from_pretrained(model, str(adapters[0]), adapter_name=names[0])
     for name, adapter_dir in zip(names[1:], adapters[1:], strict=True):
         peft_model.load_adapter(str(adapter_dir), adapter_name=name)
     if len(adapters) > 1:
-        weights = [1 / len(adapters)] * len(adapters)
-        peft_model.add_weighted_adapter(names, weights, AVERAGED, combination_type="cat")
+        mean = [1 / len(adapters)] * len(adapters)
+        peft_model.add_weighted_adapter(names, mean, AVERAGED, combination_type="cat")
         peft_model.set_adapter(AVERAGED)
     layers = [
         (name, module)
@@ -86,11 +91,11 @@ def merged_weights(model: Any, adapters: Path | Sequence[Path], scale: float = 1
     changed = [name for name, _ in layers]
     merged = peft_model.merge_and_unload()
     state = merged.state_dict()
-    weights_by_name = {}
+    weights = {}
     for name in changed:
         key = name.split("base_model.model.", 1)[-1] + ".weight"
-        weights_by_name[key] = state[key].detach().float().numpy()
-    return weights_by_name
+        weights[key] = state[key].detach().float().numpy()
+    return weights
 
 
 def _encode(array: np.ndarray, qtype: str) -> tuple[np.ndarray, Any]:
@@ -178,7 +183,7 @@ def export(
     student and write ``out`` with its manifest."""
     from distill.student import load_student
 
-    adapters = [adapters] if isinstance(adapters, Path) else list(adapters)
+    adapters = _adapter_list(adapters)
     _check(adapters, scale)  # before the student is loaded
     started = time.perf_counter()
     model, _ = load_student(base, with_tokenizer=False)

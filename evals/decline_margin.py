@@ -75,7 +75,7 @@ def declines(margin: float, threshold: float) -> bool:
 
 def _threshold_scores(records: Sequence[dict[str, Any]]) -> list[tuple[float, float]] | None:
     """Each candidate threshold with the score it would have given this run (see
-    :func:`best_threshold`); None without margins on both sides."""
+    :func:`best_threshold_and_score`); None without margins on both sides."""
     groups: dict[str, list[float]] = {}
     call_rate: dict[str, float] = {}
     for category in dict.fromkeys(str(r["category"]) for r in records):
