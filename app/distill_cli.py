@@ -342,7 +342,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="linear: a short warm-up, then down to 0 at --max-steps (default); constant: the rate throughout",
     )
     tr.add_argument("--rank", type=int, default=8, help="LoRA rank (default 8)")
-    tr.add_argument("--layers", type=int, default=6, help="LoRA on the last N layers (default 6)")
+    tr.add_argument("--layers", type=int, default=12, help="LoRA on the last N layers (default 12)")
     tr.add_argument("--max-tokens", type=int, default=1536, help="longer examples are left out")
     tr.add_argument(
         "--keep-every",
