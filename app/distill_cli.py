@@ -16,6 +16,7 @@ from typing import Any
 
 from app.bfcl_cli import guard_bfcl
 from app.commands import echo
+from distill.train import TrainOptions
 from evals.bfcl_fetch import BfclDataError
 
 log = logging.getLogger(__name__)
@@ -164,7 +165,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from distill.examples import encode
     from distill.paths import TRAIN_DIR, distill_dir
     from distill.student import load_student
-    from distill.train import TrainOptions, train
+    from distill.train import train
     from models.assemble import assemble
 
     options = TrainOptions(
@@ -331,24 +332,42 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cur.set_defaults(func=guard_bfcl(cmd_curate))
 
     tr = steps.add_parser("train", help="LoRA SFT of the 0.5B student on the curated trajectories")
+    default = TrainOptions()  # the run's defaults live in one place
     tr.add_argument("--student", help="the student's GGUF file (default: the bundled 0.5B executor)")
-    tr.add_argument("--max-steps", type=int, default=200, help="examples trained on, at most (default 200)")
-    tr.add_argument("--max-minutes", type=float, default=30.0, help="wall-clock budget (default 30)")
-    tr.add_argument("--learning-rate", type=float, default=2e-4, help="AdamW learning rate")
+    tr.add_argument(
+        "--max-steps",
+        type=int,
+        default=default.max_steps,
+        help=f"examples trained on, at most (default {default.max_steps})",
+    )
+    tr.add_argument(
+        "--max-minutes",
+        type=float,
+        default=default.max_minutes,
+        help=f"wall-clock budget (default {default.max_minutes:g})",
+    )
+    tr.add_argument("--learning-rate", type=float, default=default.learning_rate, help="AdamW learning rate")
     tr.add_argument(
         "--schedule",
         choices=("linear", "constant"),
-        default="linear",
-        help="linear: a short warm-up, then down to 0 at --max-steps (default); constant: the rate throughout",
+        default=default.schedule,
+        help="linear: a short warm-up, then down to 0 at --max-steps; constant: the rate throughout"
+        f" (default {default.schedule})",
     )
-    tr.add_argument("--rank", type=int, default=8, help="LoRA rank (default 8)")
-    tr.add_argument("--layers", type=int, default=12, help="LoRA on the last N layers (default 12)")
-    tr.add_argument("--max-tokens", type=int, default=1536, help="longer examples are left out")
+    tr.add_argument("--rank", type=int, default=default.rank, help=f"LoRA rank (default {default.rank})")
+    tr.add_argument(
+        "--layers",
+        type=int,
+        default=default.layers,
+        help=f"LoRA on the last N layers (default {default.layers})",
+    )
+    tr.add_argument("--max-tokens", type=int, default=default.max_tokens, help="longer examples are left out")
     tr.add_argument(
         "--keep-every",
         type=int,
-        default=100,
-        help="keep the adapter every N steps as a snapshot, for `export --snapshot` (default 100; 0: none)",
+        default=default.keep_every,
+        help="keep the adapter every N steps as a snapshot, for `export --snapshot`"
+        f" (default {default.keep_every}; 0: none)",
     )
     tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=guard_bfcl(cmd_train))

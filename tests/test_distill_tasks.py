@@ -92,3 +92,16 @@ def test_contrast_tasks_come_only_from_the_split_asked_for() -> None:
         for task in tasks:
             assert split_of(task.id.removeprefix(f"{CONTRAST}_")) == split
             assert split_by_functions[json.dumps(task.functions)] == split, "a partner from the same split"
+
+
+def test_the_train_commands_defaults_are_the_run_options_defaults() -> None:
+    from dataclasses import fields
+
+    from app.cli import build_parser
+    from distill.train import TrainOptions
+
+    args = vars(build_parser().parse_args(["distill", "train"]))
+    default = TrainOptions()
+    given = [f.name for f in fields(TrainOptions) if f.name in args]
+    assert {"layers", "rank", "max_steps", "max_minutes", "schedule", "keep_every"} <= set(given)
+    assert {name: args[name] for name in given} == {name: getattr(default, name) for name in given}
