@@ -111,18 +111,19 @@ def findings(hops: list[HopRecord]) -> str:
 
 def chain_record(hops: list[HopRecord], state: SearchState) -> list[ChainStep]:
     """The chain as the answer records it: each hop's question as searched, its answer and status,
-    and the titles of the passages it read (what a trace needs to say where a chain broke)."""
+    and the passages it read, by title and id (what a trace needs to say where a chain broke, and
+    what a reader's training example is made of: ``distill/reader.py``)."""
     evidence = state.get("evidence", {})
+    read = [
+        [eid for eid in task_evidence_ids(state, record["task_id"]) if eid in evidence] for record in hops
+    ]
     return [
         ChainStep(
             question=record["query"] or record["step"],
             answer=record["answer"],
             status=record["status"],
-            titles=[
-                evidence[eid]["title"]
-                for eid in task_evidence_ids(state, record["task_id"])
-                if eid in evidence
-            ],
+            titles=[evidence[eid]["title"] for eid in ids],
+            evidence_ids=ids,
         )
-        for record in hops
+        for record, ids in zip(hops, read, strict=True)
     ]

@@ -35,6 +35,14 @@ def hop_sources(passages: list[Evidence], question: str) -> str:
     )
 
 
+def first_turns(sources: str, question: str) -> list[BaseMessage]:
+    """What a hop's reader is asked first: ``question`` over ``sources`` (:func:`hop_sources`)."""
+    return [
+        SystemMessage(content=render("reader_system")),
+        HumanMessage(content=render("hop_read", sources=sources, question=question)),
+    ]
+
+
 def clean_reply(reply: BaseMessage) -> str:
     """A reader's reply as a hop answer (``UNKNOWN`` when it says the passages do not tell)."""
     return clean_hop_answer(strip_thinking(decode_entities(message_text(reply))))
@@ -62,10 +70,7 @@ async def read_hop(
     sources = hop_sources(passages, question)
     questions = [question, *asked]
     model = run.model("writer").bind(max_tokens=ANSWER_TOKENS, temperature=0)
-    turns: list[BaseMessage] = [
-        SystemMessage(content=render("reader_system")),
-        HumanMessage(content=render("hop_read", sources=sources, question=question)),
-    ]
+    turns = first_turns(sources, question)
     reply = await model.ainvoke(turns)
     answer = clean_reply(reply)
     follow_up = reread(answer, sources, questions) or off_subject(answer, passages, *subject)

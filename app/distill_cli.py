@@ -16,6 +16,7 @@ from typing import Any
 
 from app.bfcl_cli import guard_bfcl
 from app.commands import echo
+from app.distill_reader_cli import register_reader
 from distill.train import TrainOptions
 from evals.bfcl_fetch import BfclDataError
 
@@ -164,6 +165,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     """LoRA SFT of the student on the curated examples, within the stated budget."""
     from distill.examples import encode
     from distill.paths import TRAIN_DIR, distill_dir
+    from distill.reader import read_examples
     from distill.student import load_student
     from distill.train import train
     from models.assemble import assemble
@@ -183,7 +185,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if options.keep_every < 0:
         raise ValueError("--keep-every takes a number of steps, or 0 to keep no snapshot")
     work = distill_dir()
-    examples = _curated_examples(work)
+    examples = read_examples(Path(args.examples).expanduser()) if args.examples else _curated_examples(work)
     model, tokenizer = load_student(Path(args.student).expanduser() if args.student else assemble(STUDENT))
     encoded = [e for e in (encode(tokenizer, x, options.max_tokens) for x in examples) if e is not None]
     log.info("%d of %d examples fit in %d tokens", len(encoded), len(examples), options.max_tokens)
@@ -271,7 +273,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``aisearch distill synthesize|curate|train|export|calibrate``."""
+    """Add ``aisearch distill synthesize|curate|reader-examples|train|export|calibrate``."""
     distill = subparsers.add_parser(
         "distill",
         help="distil the executor: teacher trajectories, curation, LoRA training, GGUF export",
@@ -280,6 +282,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "~/.cache/aisearch/distill (AISEARCH_DISTILL_DIR); every step resumes.",
     )
     steps = distill.add_subparsers(dest="distill_command", required=True)
+    register_reader(steps)
 
     synth = steps.add_parser("synthesize", help="the teacher writes a thought and the calls per task")
     synth.add_argument("--teacher-model", default="qwen2.5-coder-1.5b-instruct", help="the teacher model")
@@ -334,6 +337,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tr = steps.add_parser("train", help="LoRA SFT of the 0.5B student on the curated trajectories")
     default = TrainOptions()  # the run's defaults live in one place
     tr.add_argument("--student", help="the student's GGUF file (default: the bundled 0.5B executor)")
+    tr.add_argument(
+        "--examples",
+        help="train on these examples (`distill reader-examples`) instead of the curated trajectories",
+    )
     tr.add_argument(
         "--max-steps",
         type=int,

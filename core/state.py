@@ -210,6 +210,7 @@ class ChainStep(TypedDict):
     answer: str
     status: str
     titles: list[str]
+    evidence_ids: list[str]  # the passages it read (keys of the run's evidence), in order
 
 
 class CachedRecord(TypedDict):

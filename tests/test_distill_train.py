@@ -242,3 +242,24 @@ def test_export_says_what_is_wrong_in_one_line(
     code = main(["distill", "export", "--student", str(tmp_path / "student.gguf"), *options])
     err = capsys.readouterr().err
     assert code == 2 and said in err and "Traceback" not in err
+
+
+def test_the_train_command_trains_on_the_examples_it_is_given(
+    tokenizer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import distill.student
+    from app.cli import main
+    from distill.reader import write_examples
+
+    reader = [Example("q0#1", "reader", [{"role": "user", "content": "weather in Rome"}], "Rome")]
+    write_examples(reader, tmp_path / "reader.jsonl")
+    monkeypatch.setenv("AISEARCH_DISTILL_DIR", str(tmp_path / "distill"))
+    monkeypatch.setattr(distill.student, "load_student", lambda path: (tiny_model(len(tokenizer)), tokenizer))
+
+    args = ["--student", str(tmp_path / "x.gguf"), "--max-steps", "3", "--layers", "1", "-q"]
+    code = main(["distill", "train", "--examples", str(tmp_path / "reader.jsonl"), *args])
+
+    budget = json.loads((tmp_path / "distill" / "train" / BUDGET).read_text())
+    assert code == 0 and budget["steps"] == 3 and budget["examples"] == 1, "no curated trajectory needed"
+    assert main(["distill", "train", "--examples", str(tmp_path / "none.jsonl"), *args]) == 2
+    assert "no examples at" in capsys.readouterr().err

@@ -118,6 +118,9 @@ async def test_a_three_hop_question_is_answered_hop_by_hop(team: Team, hotpot_hu
     answer = state["answer"]
     assert answer["short"] == "Stirlingshire"
     assert [step["answer"] for step in answer["chain"]] == list(ANSWERS.values())
+    for step in answer["chain"]:
+        read = [state["evidence"][eid]["title"] for eid in step["evidence_ids"]]
+        assert read and read == step["titles"], "each hop records the passages it read by id"
     cited = {c["title"] for c in answer["citations"]}
     assert {"Harrow Point Lighthouse", "Miriam Calloway", "Dunmore"} <= cited, "every hop cites its passage"
     writer_prompts = [call.prompt for call in team["writer"].calls]
