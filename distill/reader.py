@@ -29,8 +29,9 @@ from agents.chain_answer import UNKNOWN
 from agents.hop_read import first_turns, hop_sources
 from core.state import Evidence
 from distill.examples import Example
-from evals.metrics import exact_match, normalize_answer
+from evals.metrics import cover
 from evals.qa_data import split_of
+from evals.record_metrics import SYSTEM, record_metrics, system_output
 
 READER_MODE = "reader"
 Label = Literal["gold", "unknown", "chain"]
@@ -41,23 +42,15 @@ def reader_messages(question: str, sources: str) -> list[dict[str, Any]]:
     return [dict(message) for message in convert_to_openai_messages(first_turns(sources, question))]
 
 
-def said_in(answers: Iterable[str], text: str) -> str | None:
-    """The first of ``answers`` that ``text`` says (compared as normalised words), or None."""
-    words = f" {normalize_answer(text)} "
-    for answer in answers:
-        wanted = normalize_answer(answer)
-        if wanted and f" {wanted} " in words:
-            return answer
-    return None
-
-
 def labelled_hops(record: Mapping[str, Any]) -> list[tuple[Label, Example]]:
     """The labelled hops of one record's aisearch chain (the caller keeps held-out records out)."""
-    system = (record.get("systems") or {}).get("aisearch") or {}
+    system = system_output(record, SYSTEM) or {}
     chain = system.get("chain") or []
+    if not chain:
+        return []
     evidence = {item.get("id"): item for item in system.get("evidence") or []}
     golds = [record.get("gold") or "", *(record.get("aliases") or [])]
-    right = any(exact_match(system.get("short"), gold) for gold in golds if gold)
+    right = record_metrics(record, SYSTEM)["em"] == 1.0
     out: list[tuple[Label, Example]] = []
     for n, step in enumerate(chain, 1):
         question = step.get("question") or ""
@@ -67,7 +60,7 @@ def labelled_hops(record: Mapping[str, Any]) -> list[tuple[Label, Example]]:
         sources = hop_sources(passages, question)
         label: Label
         if n == len(chain):
-            said = said_in(golds, sources)
+            said = next((gold for gold in golds if cover(sources, gold)), None)
             label, target = ("gold", said) if said else ("unknown", UNKNOWN)
         elif right and step.get("status") == "answered" and step.get("answer"):
             label, target = "chain", step["answer"]
