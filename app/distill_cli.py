@@ -1,5 +1,6 @@
-"""``aisearch distill synthesize|curate|train|export|calibrate``: the distilled executor, step by step
-(TURA §4.3).
+"""``aisearch distill synthesize|curate|train|export``: the distilled executor, step by step
+(TURA §4.3); ``reader-examples`` and ``calibrate`` live beside it (``distill_reader_cli.py``,
+``distill_calibrate_cli.py``).
 
 Every step reads and writes under ``~/.cache/aisearch/distill`` (``AISEARCH_DISTILL_DIR``), shows a
 progress bar and resumes where a stopped run stopped.
@@ -16,6 +17,7 @@ from typing import Any
 
 from app.bfcl_cli import guard_bfcl
 from app.commands import echo
+from app.distill_calibrate_cli import register_calibrate
 from app.distill_reader_cli import register_reader
 from distill.train import TrainOptions
 from evals.bfcl_fetch import BfclDataError
@@ -218,62 +220,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_calibrate(args: argparse.Namespace) -> int:
-    """Choose the exported student's decline threshold on a tuning split and store it in its manifest."""
-    import shlex
-    import shutil
-
-    from distill.calibrate import calibrate
-    from distill.paths import distill_dir
-    from evals.bfcl_data import DEFAULT_CATEGORIES, load_tasks
-    from evals.bfcl_fetch import data_dir, ensure_bfcl
-    from evals.bfcl_run import SCHEMA_MODE, BfclOptions
-    from evals.bfcl_score import Scorer
-    from models.config import load_model_settings
-    from models.distilled import DISTILLED_ALIAS, distilled_available, distilled_gguf
-    from models.factory import build_chat_model
-
-    if args.n is not None and args.n < 1:
-        raise ValueError("--n takes a positive number of tasks per category")
-    if not distilled_available():
-        raise FileNotFoundError(
-            f"no exported student at {distilled_gguf()}: run `aisearch distill export` first"
-        )
-    root = ensure_bfcl()
-    tasks = load_tasks(data_dir(root), DEFAULT_CATEGORIES, args.split, args.n)
-    if not tasks:
-        raise BfclDataError(f"no tasks in split {args.split!r}")
-    settings = load_model_settings(args.config)
-    settings.roles["executor"] = settings.role("executor").model_copy(update={"model": DISTILLED_ALIAS})
-    role = settings.role("executor")
-    words = ["aisearch", "distill", "calibrate", "--split", args.split]
-    words += ["--n", str(args.n)] if args.n else []
-    run_dir = distill_dir() / "eval" / f"calibrate-{args.split}-n{args.n or 'all'}"
-    if args.fresh and run_dir.exists():
-        shutil.rmtree(run_dir)
-    options = BfclOptions(
-        role="executor",
-        model=DISTILLED_ALIAS,
-        base_url=role.base_url,
-        split=args.split,
-        mode=SCHEMA_MODE,
-        n=args.n,
-        timeout_s=args.timeout or role.timeout_s,
-        margins=True,
-        repeat_penalty=role.sent_repeat_penalty,
-        run_dir=run_dir,
-        command=shlex.join(words),
-    )
-    model = build_chat_model("executor", settings)
-    calibration = asyncio.run(
-        calibrate(distilled_gguf(), model, tasks, Scorer(root), options, show_progress=not args.quiet)
-    )
-    echo(json.dumps(calibration.model_dump(), indent=2))
-    return 0
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``aisearch distill synthesize|curate|reader-examples|train|export|calibrate``."""
+    """Add ``aisearch distill`` and its steps (synthesize, curate, reader-examples, train, export,
+    calibrate), in the order a run takes them."""
     distill = subparsers.add_parser(
         "distill",
         help="distil the executor: teacher trajectories, curation, LoRA training, GGUF export",
@@ -282,7 +231,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "~/.cache/aisearch/distill (AISEARCH_DISTILL_DIR); every step resumes.",
     )
     steps = distill.add_subparsers(dest="distill_command", required=True)
-    register_reader(steps)
 
     synth = steps.add_parser("synthesize", help="the teacher writes a thought and the calls per task")
     synth.add_argument("--teacher-model", default="qwen2.5-coder-1.5b-instruct", help="the teacher model")
@@ -333,6 +281,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         " category the student gets wrong most",
     )
     cur.set_defaults(func=guard_bfcl(cmd_curate))
+
+    register_reader(steps)
 
     tr = steps.add_parser("train", help="LoRA SFT of the 0.5B student on the curated trajectories")
     default = TrainOptions()  # the run's defaults live in one place
@@ -400,20 +350,4 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     ex.set_defaults(func=guard_bfcl(cmd_export))
 
-    cal = steps.add_parser(
-        "calibrate",
-        help="choose the exported student's decline threshold on a tuning split, kept in its manifest",
-        description="Run the exported student on BFCL's five categories (a tuning split) with the reply "
-        "constrained by a JSON schema and each step's decline margin recorded, choose the margin above "
-        "which it should call nothing (the threshold that scores that run best), and store it in the "
-        "export's manifest for `aisearch eval executor --schema` (distilled_calibrated). The run goes "
-        "to <distill dir>/eval/calibrate-<split>-n<N> and resumes.",
-    )
-    cal.add_argument(
-        "--split", choices=("train", "dev"), default="dev", help="the tuning split (default dev)"
-    )
-    cal.add_argument("--n", type=int, help="the first N tasks of each category (default all)")
-    cal.add_argument("--timeout", type=float, help="seconds per step (default: the executor's)")
-    cal.add_argument("--fresh", action="store_true", help="start the calibration run over")
-    cal.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    cal.set_defaults(func=guard_bfcl(cmd_calibrate))
+    register_calibrate(steps)
