@@ -6,8 +6,12 @@ given. Which reply that is, a run says only in part; these labels are silver, an
 questions give them (a held-out question never trains a reader):
 
 * the last hop of a chain: the gold answer (or the alias its passages give) when its passages hold
-  it; ``unknown`` when they hold none (a last hop that answers from passages that cannot say makes a
-  wrong complete chain, which the Writer reads worse than a broken one it reads whole);
+  it; ``unknown`` when they hold neither it nor any of the question's supporting documents (a last
+  hop that answers from passages that cannot say makes a wrong complete chain, which the Writer
+  reads worse than a broken one it reads whole). A last hop that read a supporting document but not
+  the answer has no label: it was often asked about a wrong earlier answer, and its passages may
+  well answer the question it was asked (a reader trained to refuse those left a third of its
+  first hops unknown, docs/results.md 2026-12-01);
 * an earlier hop of a chain whose answer was right: the answer it gave.
 
 An earlier hop of a wrong chain has no label (its answer may or may not be what broke the chain)
@@ -51,6 +55,8 @@ def labelled_hops(record: Mapping[str, Any]) -> list[tuple[Label, Example]]:
     evidence = {item.get("id"): item for item in system.get("evidence") or []}
     golds = [record.get("gold") or "", *(record.get("aliases") or [])]
     right = record_metrics(record, SYSTEM)["em"] == 1.0
+    titles = record.get("supporting_titles")
+    supporting = {str(title) for title in titles} if isinstance(titles, list) else set()
     out: list[tuple[Label, Example]] = []
     for n, step in enumerate(chain, 1):
         question = step.get("question") or ""
@@ -61,7 +67,12 @@ def labelled_hops(record: Mapping[str, Any]) -> list[tuple[Label, Example]]:
         label: Label
         if n == len(chain):
             said = next((gold for gold in golds if cover(sources, gold)), None)
-            label, target = ("gold", said) if said else ("unknown", UNKNOWN)
+            if said:
+                label, target = "gold", said
+            elif supporting and not supporting & {passage["title"] for passage in passages}:
+                label, target = "unknown", UNKNOWN
+            else:
+                continue
         elif right and step.get("status") == "answered" and step.get("answer"):
             label, target = "chain", step["answer"]
         else:

@@ -30,6 +30,7 @@ def record(
         "question": "The territory containing Bansaan Island is located at which island?",
         "gold": "Panglao Island",
         "aliases": list(aliases),
+        "supporting_titles": ["Bansaan", "Hinagdanan Cave"],
         "systems": {
             "aisearch": {
                 "short": short,
@@ -83,6 +84,25 @@ def test_a_wrong_chain_labels_only_its_last_hop_unknown_when_its_passages_lack_t
 
     assert [e.target for e in examples] == ["unknown"], "the earlier hop of a wrong chain has no label"
     assert counts == {"unknown": 1}
+
+
+def test_a_last_hop_that_read_a_supporting_document_without_the_answer_has_no_label() -> None:
+    chain = [
+        ("Which territory contains Bansaan?", "Cebu", ["e3"]),
+        ("Which province is Bansaan in?", "Bohol", ["e1"]),
+    ]
+
+    examples, counts = reader_examples([record(TUNE, "Bohol", chain)])
+
+    assert examples == [] and counts == {}, "its passages may answer the question it was asked"
+
+
+def test_without_supporting_titles_no_last_hop_is_labelled_unknown() -> None:
+    chain = [("Which island is in Cebu?", "Mactan Island", ["e3"])]
+
+    examples, _ = reader_examples([record(TUNE, "Mactan Island", chain) | {"supporting_titles": []}])
+
+    assert examples == [], "nothing says the passages could not answer"
 
 
 def test_an_alias_the_passages_give_is_the_target() -> None:
