@@ -33,6 +33,7 @@ from agents.chain_answer import UNKNOWN
 from agents.hop_read import first_turns, hop_sources
 from core.state import Evidence
 from distill.examples import Example
+from evals.chain_summary import misses_support, supporting_titles
 from evals.metrics import cover
 from evals.qa_data import split_of
 from evals.record_metrics import SYSTEM, record_metrics, system_output
@@ -55,8 +56,7 @@ def labelled_hops(record: Mapping[str, Any]) -> list[tuple[Label, Example]]:
     evidence = {item.get("id"): item for item in system.get("evidence") or []}
     golds = [record.get("gold") or "", *(record.get("aliases") or [])]
     right = record_metrics(record, SYSTEM)["em"] == 1.0
-    titles = record.get("supporting_titles")
-    supporting = {str(title) for title in titles} if isinstance(titles, list) else set()
+    supporting = supporting_titles(record)
     out: list[tuple[Label, Example]] = []
     for n, step in enumerate(chain, 1):
         question = step.get("question") or ""
@@ -69,7 +69,7 @@ def labelled_hops(record: Mapping[str, Any]) -> list[tuple[Label, Example]]:
             said = next((gold for gold in golds if cover(sources, gold)), None)
             if said:
                 label, target = "gold", said
-            elif supporting and not supporting & {passage["title"] for passage in passages}:
+            elif misses_support((passage["title"] for passage in passages), supporting):
                 label, target = "unknown", UNKNOWN
             else:
                 continue

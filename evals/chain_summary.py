@@ -11,7 +11,7 @@ per hop the last cannot say which hop; the per-hop retrieval rates narrow it dow
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evals.metrics import exact_match
@@ -25,9 +25,21 @@ def chain_kind(output: Mapping[str, Any]) -> str:
     return "chain complete" if all(step.get("status") == "answered" for step in chain) else "chain broken"
 
 
+def supporting_titles(record: Mapping[str, Any]) -> set[str]:
+    """The titles of the documents a question's answer rests on (none when the record lists none)."""
+    titles = record.get("supporting_titles")
+    return {str(title) for title in titles} if isinstance(titles, list) else set()
+
+
+def misses_support(titles: Iterable[str], supporting: set[str]) -> bool:
+    """Whether passages with these ``titles`` hold none of the ``supporting`` documents (never, when
+    the question names none): a hop that retrieval failed."""
+    return bool(supporting) and not supporting & set(titles)
+
+
 def _break_of(chain: Sequence[Mapping[str, Any]], supporting: set[str]) -> str:
     for k, step in enumerate(chain, start=1):
-        if supporting and not supporting & set(step.get("titles") or []):
+        if misses_support(step.get("titles") or [], supporting):
             return f"retrieval at hop {k}"
         if step.get("status") != "answered":
             return f"reading at hop {k} (unknown)"
@@ -45,7 +57,7 @@ def chain_breaks(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         if not chain:
             continue
         chains += 1
-        supporting = set(record.get("supporting_titles") or [])
+        supporting = supporting_titles(record)
         for k, step in enumerate(chain, start=1):
             counts = hops.setdefault(k, Counter())
             counts["reached"] += 1
