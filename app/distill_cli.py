@@ -332,7 +332,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ex = steps.add_parser("export", help="merge the adapter and write the distilled executor's GGUF")
     ex.add_argument("--student", help="the student's GGUF file (default: the bundled 0.5B executor)")
     ex.add_argument("--out", help="the GGUF file to write (default: where the executor finds it)")
-    ex.add_argument("--qtype", choices=("Q8_0", "F16", "F32"), default="Q8_0", help="of the merged tensors")
+    ex.add_argument(
+        "--qtype",
+        choices=("base", "Q8_0", "F16", "F32"),
+        default="base",
+        help="of the merged tensors (default: the student file's own quantization, through llama.cpp's "
+        "quantizer where needed)",
+    )
     ex.add_argument(
         "--snapshot",
         type=int,

@@ -2,7 +2,7 @@
 
 Marked ``local_model``. The run uses a temporary cache (its own server, state and distill folder;
 the assembled GGUFs and BFCL's data are linked in from the normal cache), the 1.5B teacher on
-two training tasks, two LoRA steps on the last layer, a Q8_0 export, its decline threshold
+two training tasks, two LoRA steps on the last layer, an export in the base file's Q4_K_M, its decline threshold
 calibrated on one dev task per category, and the executor evaluation on one test task with the
 exported model hosted by the local server.
 """
@@ -74,6 +74,7 @@ def test_synthesize_curate_train_export_and_evaluate(cache: Path, capsys: pytest
     assert (train_dir / "loss_curve.png").is_file() and (train_dir / "train.log").is_file()
     manifest = run(capsys, "distill", "export")
     assert manifest["tensors_replaced"] == 7 and Path(manifest["file"]).is_file()
+    assert manifest["qtype"] == "base" and manifest["file_type"] == "Q4_K_M"  # llama.cpp's quantizer ran
 
     assert executor_status()["model"] == DISTILLED_ALIAS
 

@@ -160,11 +160,19 @@ def test_a_stopped_run_resumes_from_its_checkpoint(tokenizer: Any, tmp_path: Pat
 
 
 def write_tiny_gguf(model: Any, path: Path) -> None:
-    """The tiny model as a GGUF file (F32), the way llama.cpp's converter names Qwen2 tensors."""
+    """The tiny model as a GGUF file (F32), the way llama.cpp's converter names Qwen2 tensors, with the
+    hyperparameters its quantizer reads."""
     config = model.config
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.QWEN2, config.num_hidden_layers)
     writer = gguf.GGUFWriter(str(path), "qwen2")
     writer.add_block_count(config.num_hidden_layers)
+    writer.add_context_length(config.max_position_embeddings)
+    writer.add_embedding_length(config.hidden_size)
+    writer.add_feed_forward_length(config.intermediate_size)
+    writer.add_head_count(config.num_attention_heads)
+    writer.add_head_count_kv(config.num_key_value_heads)
+    writer.add_layer_norm_rms_eps(config.rms_norm_eps)
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
     for name, tensor in model.state_dict().items():
         writer.add_tensor(names.get_name(name, try_suffixes=(".weight", ".bias")), tensor.numpy())
     writer.write_header_to_file()
@@ -218,6 +226,34 @@ def test_export_writes_the_merged_weights_over_the_base_file(tokenizer: Any, tmp
         write_gguf(base, {"model.layers.1.unknown.weight": np.zeros((2, 2))}, tmp_path / "x.gguf")
     with pytest.raises(ExportError, match="no trained adapter"):
         merged_weights(tiny_model(len(tokenizer)), tmp_path / "nothing")
+
+
+def test_by_default_the_merged_tensors_land_in_the_base_files_own_quantization(
+    tokenizer: Any, tmp_path: Path
+) -> None:
+    pytest.importorskip("llama_cpp")
+    from distill.export import requantize
+
+    model = tiny_model(len(tokenizer))
+    write_tiny_gguf(model, tmp_path / "f32.gguf")
+    base = tmp_path / "q4_k_m.gguf"  # 32-wide rows: llama.cpp falls back from Q4_K / Q6_K to Q5_0 / Q8_0
+    requantize(tmp_path / "f32.gguf", base, gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    start = model.state_dict()["model.layers.1.self_attn.q_proj.weight"].numpy()
+    moved = start + 0.25
+    written = write_gguf(base, {"model.layers.1.self_attn.q_proj.weight": moved}, tmp_path / "out.gguf")
+    assert written["file_type"] == "Q4_K_M"
+    before, after = gguf.GGUFReader(str(base)), gguf.GGUFReader(str(tmp_path / "out.gguf"))
+    types = {t.name: t.tensor_type for t in after.tensors}
+    assert types == {t.name: t.tensor_type for t in before.tensors}
+    assert types["blk.1.attn_q.weight"] == gguf.GGMLQuantizationType.Q5_0  # not the Q8_0 or F16 it went in as
+    tensors = {t.name: t for t in after.tensors}
+    q = tensors["blk.1.attn_q.weight"]
+    read = gguf.quants.dequantize(q.data, q.tensor_type).reshape(moved.shape)
+    assert np.abs(read - moved).mean() < np.abs(read - start).mean() / 4
+    for t in before.tensors:
+        if t.name != "blk.1.attn_q.weight":
+            assert np.array_equal(np.asarray(tensors[t.name].data), np.asarray(t.data)), t.name
+    assert not list(tmp_path.glob("*.partial"))
 
 
 @pytest.mark.parametrize(
