@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evals.metrics import exact_match
+from evals.record_metrics import record_metrics
 
 
 def chain_kind(output: Mapping[str, Any]) -> str:
@@ -63,8 +63,7 @@ def chain_breaks(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             counts["reached"] += 1
             counts["retrieved"] += bool(supporting & set(step.get("titles") or []))
             counts["answered"] += step.get("status") == "answered"
-        golds = [record.get("gold") or "", *(record.get("aliases") or [])]
-        if any(exact_match(output.get("short") or "", gold) for gold in golds if gold):
+        if record_metrics(record, "aisearch")["em"] == 1.0:  # right as the run's EM counts it
             right += 1
         else:
             breaks[_break_of(chain, supporting)] += 1

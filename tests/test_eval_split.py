@@ -87,3 +87,20 @@ def test_aliases_count_and_chains_say_where_they_broke() -> None:
     assert breaks["breaks"] == {"retrieval at hop 1": 1, "reading at hop 2 (unknown)": 1}
     assert breaks["hops"]["2"] == {"reached": 3, "retrieved": 3, "answered": 2}
     assert set(summary["by_chain"]) == {"chain complete", "chain broken", "no chain"}
+
+
+def test_a_chain_counts_as_right_exactly_when_the_runs_em_does() -> None:
+    from evals.chain_summary import chain_breaks
+
+    hop = {"question": "Which company led PC sales in 1994?", "answer": "Compaq", "status": "answered"}
+    chain = [hop | {"titles": ["Dell"]}, hop | {"titles": ["Compaq"]}]
+
+    def record(output: dict) -> dict:
+        return {"id": "q", "question": "?", "gold": "Compaq", "supporting_titles": ["Dell", "Compaq"],
+                "type": "2hop", "systems": {"aisearch": output | {"chain": chain}}}  # fmt: skip
+
+    errored = record({"prediction": "", "short": "Compaq", "error": "the model endpoint timed out"})
+    no_short = record({"prediction": "Compaq"})  # EM reads the prediction when there is no short answer
+
+    assert chain_breaks([errored])["chains_right"] == 0, "an errored run scores 0, whatever it wrote"
+    assert chain_breaks([no_short])["chains_right"] == 1
