@@ -10,9 +10,8 @@ drops a name the question gives is not followed (:func:`lost_names`), nor one th
 example's step (:func:`copied_steps`), and a later hop's answer
 must come from a passage about the earlier answer it asks about (``off_subject``). A hop whose
 passages do not say stops the chain, unless it is the first hop of the model's split: the chain
-then starts again from the phrase the model marks in the question (:func:`split_again`); any
-other hop that finds no answer is split again itself, as the question was (:func:`split_hop`: the
-1.5B often leaves a hop that is a chain of its own). A stopped chain's question is searched whole too (a broken chain never leaves the Writer with less
+then starts again from the phrase the model marks in the question (:func:`split_again`). A
+stopped chain's question is searched whole too (a broken chain never leaves the Writer with less
 than a single search of the question would give it), and the Writer reads everything found, with
 the findings.
 
@@ -266,39 +265,6 @@ async def split_again(run: Run, state: SearchState, hops: list[HopRecord]) -> li
     return again
 
 
-def renumber(step: str, index: int, size: int) -> str:
-    """``step``'s references once the hop at ``index`` (0-based) became ``size`` hops: one to that hop
-    now means the last of them, later ones move up by ``size - 1``."""
-
-    def moved(match: re.Match[str]) -> str:
-        n = int(match.group(1))
-        return f"#{n + size - 1}" if n > index else match.group(0)
-
-    return REFERENCE.sub(moved, step)
-
-
-async def split_hop(run: Run, hops: list[HopRecord], index: int, query: str) -> list[HopRecord] | None:
-    """``hops`` with the unanswered hop at ``index`` replaced by the model's split of its question
-    (``query``, earlier answers written in), when that split is a chain that keeps the question's
-    names and fits ``budgets.max_chain_hops``; None otherwise.
-
-    The 1.5B splits a three- or four-hop question into two steps as often as not ("2. What is the
-    name of the famous bridge in the birth city of #1?"): that hop is itself a chain, which no one
-    search answers. Split again, it is ("Where was Antonio Vivaldi born?", "What is the famous
-    bridge in #1?"), the same way the question was.
-    """
-    room = run.settings.budgets.max_chain_hops - len(hops) + 1
-    if room < 2:
-        return None
-    steps = await decompose(run, query)
-    if not is_chain(steps, query, room) or lost_names(query, steps) or copied_steps(query, steps):
-        return None
-    inner = start_chain([REFERENCE.sub(lambda m: f"#{int(m.group(1)) + index}", step) for step in steps])
-    later = [hop | {"step": renumber(hop["step"], index, len(steps))} for hop in hops[index + 1 :]]
-    log.info("hop %d found no answer: split again into %s", index + 1, steps)
-    return [*hops[:index], *inner, *(HopRecord(**hop) for hop in later)]
-
-
 async def split_question(
     state: SearchState, runtime: Runtime[RunContext]
 ) -> Command[Literal["hop", "serial_search"]]:
@@ -379,10 +345,8 @@ async def hop(state: SearchState, runtime: Runtime[RunContext]) -> Command[Liter
         "status": status,
     }
     log.info("hop %d/%d %r -> %r", index + 1, len(hops), query, answer)
-    if status == "unanswered":
-        reopened = await split_again(run, state, hops) if index == 0 else None
-        if reopened is None:
-            reopened = await split_hop(run, hops, index, query)
+    if status == "unanswered" and index == 0:
+        reopened = await split_again(run, state, hops)
         if reopened is not None:
             return Command(goto="hop", update=update | {"hops": reopened, "waves": state.get("waves", 0) + 1})
     done = status == "unanswered" or index == len(hops) - 1

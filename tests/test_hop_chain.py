@@ -20,7 +20,6 @@ from agents.hop_chain import (
     lost_names,
     named_already,
     parse_steps,
-    renumber,
     resolve,
 )
 from agents.hop_mark import describes, describing_phrase, rest_step
@@ -412,56 +411,6 @@ async def test_a_split_whose_first_hop_finds_nothing_starts_again_from_the_marke
         "In which county is the village of Dunmore?",
     ], "the split's first hop found nothing: the marked chain from the start"
     assert state["answer"]["short"] == "Stirlingshire"
-
-
-TWO_STEP_SPLIT = "1. Who built the Harrow Point Lighthouse?\n2. In which county is the birthplace of #1?"
-HOP_TWO = "In which county is the birthplace of Miriam Calloway?"
-
-
-@pytest.mark.slow
-async def test_a_hop_that_is_a_chain_itself_is_split_again_and_followed(
-    team: Team, hotpot_hub: ToolHub
-) -> None:
-    team["master"].on(HOP_TWO, "1. Where was Miriam Calloway born?\n2. In which county is #1?")
-    team["master"].on(DECOMPOSE, TWO_STEP_SPLIT)
-    team["writer"].on(HOP_READ, hop_reader(ANSWERS))  # nothing for the two-hop second step
-
-    state, path, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
-
-    assert path[2:] == ["split_question", "hop", "hop", "hop", "hop", "writer"]
-    assert searched(state) == [
-        "Who built the Harrow Point Lighthouse?",
-        HOP_TWO,
-        "Where was Miriam Calloway born?",
-        "In which county is the village of Dunmore?",
-    ], "the unanswered hop's own split, searched hop by hop"
-    assert [h["step"] for h in state["hops"]] == [
-        "Who built the Harrow Point Lighthouse?",
-        "Where was Miriam Calloway born?",
-        "In which county is #2?",
-    ]
-    assert state["answer"]["short"] == "Stirlingshire"
-
-
-@pytest.mark.slow
-async def test_the_hop_budget_bounds_splitting_a_hop_again(team: Team, hotpot_hub: ToolHub) -> None:
-    team["master"].on(HOP_TWO, "1. Where was Miriam Calloway born?\n2. In which county is #1?")
-    team["master"].on(DECOMPOSE, TWO_STEP_SPLIT)
-    team["writer"].on(HOP_READ, hop_reader(ANSWERS)).on(WRITER, "Answer: Stirlingshire\nBecause: [1].")
-    settings = make_settings(routing="cheap", max_chain_hops=2)
-
-    state, path, _ = await run(team.resources(hotpot_hub, settings), THREE_HOPS)
-
-    assert path[2:] == ["split_question", "hop", "hop", "writer"], "no room for a third hop: the chain stops"
-    assert [h["status"] for h in state["hops"]] == ["answered", "unanswered"]
-    assert sum(DECOMPOSE in call.conversation for call in team["master"].calls) == 1
-
-
-def test_a_hop_split_in_place_moves_the_later_references() -> None:
-    assert renumber("What is the capital of #2?", 1, 3) == "What is the capital of #4?", (
-        "the split hop's last"
-    )
-    assert renumber("When did #3 marry #1?", 1, 2) == "When did #4 marry #1?", "earlier hops stay"
 
 
 def test_a_later_hop_is_about_the_earlier_answer_its_question_names() -> None:
