@@ -19,6 +19,7 @@ from app.bfcl_cli import guard_bfcl
 from app.commands import echo
 from app.distill_calibrate_cli import register_calibrate
 from app.distill_reader_cli import register_reader
+from distill.export import BASE, QTYPES
 from distill.train import TrainOptions
 from evals.bfcl_fetch import BfclDataError
 
@@ -334,8 +335,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ex.add_argument("--out", help="the GGUF file to write (default: where the executor finds it)")
     ex.add_argument(
         "--qtype",
-        choices=("base", "Q8_0", "F16", "F32"),
-        default="base",
+        choices=QTYPES,
+        default=BASE,
         help="of the merged tensors (default: the student file's own quantization, through llama.cpp's "
         "quantizer where needed)",
     )

@@ -182,9 +182,8 @@ def write_gguf(base: Path, weights: dict[str, np.ndarray], out: Path, qtype: str
         if tuple(int(d) for d in tensors[name].shape) != tuple(reversed(array.shape)):
             raise ExportError(f"{name}: shape {array.shape} does not fit {tuple(tensors[name].shape)}")
     targets = {name: _target(qtype, tensors[name].tensor_type) for name in replaced}
-    finish = [name for name in replaced if targets[name] != tensors[name].tensor_type.name]
     file_type = None
-    if qtype == BASE and finish:
+    if qtype == BASE and any(targets[name] != tensors[name].tensor_type.name for name in replaced):
         field = reader.fields.get(gguf.Keys.General.FILE_TYPE)
         if field is None:
             raise ExportError(f"{base} does not say its file type: choose --qtype Q8_0, F16 or F32")

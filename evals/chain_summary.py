@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evals.record_metrics import record_metrics
+from evals.record_metrics import answer_em
 
 
 def chain_kind(output: Mapping[str, Any]) -> str:
@@ -63,7 +63,7 @@ def chain_breaks(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             counts["reached"] += 1
             counts["retrieved"] += bool(supporting & set(step.get("titles") or []))
             counts["answered"] += step.get("status") == "answered"
-        if record_metrics(record, "aisearch")["em"] == 1.0:  # right as the run's EM counts it
+        if answer_em(record, "aisearch") == 1.0:  # right as the run's EM counts it
             right += 1
         else:
             breaks[_break_of(chain, supporting)] += 1

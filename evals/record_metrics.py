@@ -61,6 +61,25 @@ def scored_value(value: float | None) -> float:
     return value
 
 
+def _answer_and_golds(record: Mapping[str, Any], output: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The answer scored (the short answer, or the prediction when there is none) and what it may
+    match (the gold answer and every alias)."""
+    prediction = output.get("prediction") or ""
+    short = output.get("short")
+    golds = [record.get("gold") or "", *(alias for alias in record.get("aliases") or [] if alias)]
+    return (prediction if short is None else short), golds
+
+
+def answer_em(record: Mapping[str, Any], system: str) -> float:
+    """``system``'s exact match on ``record``, as :func:`record_metrics` scores it (0 when the system
+    errored or is missing)."""
+    output = system_output(record, system)
+    if output is None or output.get("error") is not None:
+        return 0.0
+    short, golds = _answer_and_golds(record, output)
+    return max(exact_match(short, g) for g in golds)
+
+
 def record_metrics(record: Mapping[str, Any], system: str) -> dict[str, float | None]:
     """Score one system's output on one question record.
 
@@ -86,8 +105,7 @@ def record_metrics(record: Mapping[str, Any], system: str) -> dict[str, float | 
         return dict.fromkeys(METRICS)
     gold = record.get("gold") or ""
     prediction = output.get("prediction") or ""
-    short = output.get("short")
-    short = prediction if short is None else short
+    short, golds = _answer_and_golds(record, output)
     errored = output.get("error") is not None
     gold_titles = [t for t in record.get("supporting_titles") or [] if t]
     evidence = [e for e in output.get("evidence") or [] if isinstance(e, dict)]
@@ -95,9 +113,8 @@ def record_metrics(record: Mapping[str, Any], system: str) -> dict[str, float | 
     sentences = [s for s in output.get("sentences") or [] if isinstance(s, dict)]
     cites = bool(sentences or citations)
 
-    golds = [gold, *(alias for alias in record.get("aliases") or [] if alias)]  # the best match counts
-    metrics: dict[str, float | None] = {
-        "em": 0.0 if errored else max(exact_match(short, g) for g in golds),
+    metrics: dict[str, float | None] = {  # the best match among the golds counts
+        "em": answer_em(record, system),
         "f1": 0.0 if errored else max(token_f1(short, g) for g in golds),
         "cover": 0.0 if errored else cover(f"{short} {prediction}", gold),
         "evidence_title_recall": (

@@ -2,9 +2,9 @@
 
 Marked ``local_model``. The run uses a temporary cache (its own server, state and distill folder;
 the assembled GGUFs and BFCL's data are linked in from the normal cache), the 1.5B teacher on
-two training tasks, two LoRA steps on the last layer, an export in the base file's Q4_K_M, its decline threshold
-calibrated on one dev task per category, and the executor evaluation on one test task with the
-exported model hosted by the local server.
+two training tasks, two LoRA steps on the last layer, an export in the base file's Q4_K_M, its
+decline threshold calibrated on one dev task per category, and the executor evaluation on one test
+task with the exported model hosted by the local server.
 """
 
 from __future__ import annotations
