@@ -1,10 +1,11 @@
 """Reading a hop: the few words a hop's passages give as the answer to its question.
 
-The reader (the Writer's model) sees the hop's passages, each cut to the sentences that matter
-(``agents/focus.py``), and answers with a name, a place, a date or a number. An answer that does
-not stand is asked for again in a second turn of the same conversation (the server reuses the
-prefix): one whose words are not in the passages, to be copied from them; one that only repeats
-what the questions name, for the other name the passages give.
+The hop reader (the ``reader`` role: the Writer's model unless configured) sees the hop's
+passages, each cut to the sentences that matter (``agents/focus.py``), and answers with a name,
+a place, a date or a number. An answer that does not stand is asked for again in a second turn
+of the same conversation (the server reuses the prefix): one whose words are not in the
+passages, to be copied from them; one that only repeats what the questions name, for the other
+name the passages give.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ async def read_hop(
         return UNKNOWN
     sources = hop_sources(passages, question)
     questions = [question, *asked]
-    model = run.model("writer").bind(max_tokens=ANSWER_TOKENS, temperature=0)
+    model = run.model("reader").bind(max_tokens=ANSWER_TOKENS, temperature=0)
     turns = first_turns(sources, question)
     reply = await model.ainvoke(turns)
     answer = clean_reply(reply)

@@ -44,9 +44,13 @@ from models.config_files import read_config_text, validation_line
 from models.distilled import DISTILLED_ALIAS, distilled_available
 from models.env_settings import SettingsGroup, env_names, environment, load_group, setting
 
-Role = Literal["master", "planner", "executor", "writer"]
+Role = Literal["master", "planner", "executor", "writer", "reader"]
 ServerKind = Literal["llama-cpp-python", "llama-server"]
-ROLES: tuple[Role, ...] = ("master", "planner", "executor", "writer")
+ROLES: tuple[Role, ...] = ("master", "planner", "executor", "writer", "reader")
+# the hop reader (a chain hop's answer in a few words, ``agents/hop_read.py``) reads with the
+# Writer's settings unless ``[models.reader]`` or ``AISEARCH_READER_*`` name its own: a reader
+# fine-tuned for hops (``aisearch distill reader``) need not be the Writer's model
+INHERITS: dict[Role, Role] = {"reader": "writer"}
 LOCAL = "local"
 CONFIG_ENV = "AISEARCH_CONFIG"
 
@@ -55,7 +59,7 @@ DEFAULT_MODELS: dict[Role, str] = {
     "planner": "qwen2.5-coder-1.5b-instruct",
     "executor": "qwen2.5-coder-0.5b-instruct",
     "writer": "qwen2.5-coder-1.5b-instruct",
-}
+}  # a role of INHERITS takes its parent's
 DEFAULT_MAX_TOKENS: dict[Role, int] = {"master": 256, "planner": 768, "executor": 256, "writer": 768}
 # the prose roles keep llama-cpp-python's default, which their prompts were tuned with; the
 # executor's replies are tool calls in JSON, which repeat their prompt's own format line: a penalty
@@ -68,7 +72,10 @@ class RoleSettings(SettingsGroup):
 
     model: str = setting(
         env=("AISEARCH_MODEL", "AISEARCH_{ROLE}_MODEL"),
-        shown="`qwen2.5-coder-1.5b-instruct` (master, planner, writer), `qwen2.5-coder-0.5b-instruct` (executor)",
+        shown=(
+            "`qwen2.5-coder-1.5b-instruct` (master, planner, writer), "
+            "`qwen2.5-coder-0.5b-instruct` (executor), the writer's (reader)"
+        ),
         doc="the model name the endpoint serves, or the path of a `.gguf` file for the local server",
     )
     base_url: str = setting(
@@ -84,14 +91,14 @@ class RoleSettings(SettingsGroup):
     temperature: float = setting(0.0, doc="sampling temperature")
     max_tokens: int = setting(
         512,
-        shown="256 (master, executor), 768 (planner, writer)",
+        shown="256 (master, executor), 768 (planner, writer), the writer's (reader)",
         doc="the reply's token limit (sent as `max_tokens` and `max_completion_tokens`)",
     )
     timeout_s: float = setting(180.0, gt=0, doc="seconds per model call")
     repeat_penalty: float = setting(
         1.1,
         gt=0,
-        shown="1.0 (executor), 1.1 (master, planner, writer)",
+        shown="1.0 (executor), 1.1 (master, planner, writer), the writer's (reader)",
         doc="llama.cpp's repeat penalty (1.0: none), sent as `repeat_penalty` to the embedded local server only",
     )
     json_schema: bool | None = setting(
@@ -207,7 +214,9 @@ class ModelSettings(SettingsGroup):
     rerank: RerankSettings = RerankSettings()
 
     def role(self, role: Role) -> RoleSettings:
-        """Return the settings of one role."""
+        """The settings of one role; a role of :data:`INHERITS` left out is its parent's."""
+        if role not in self.roles and role in INHERITS:
+            return self.role(INHERITS[role])
         return self.roles[role]
 
 
@@ -268,15 +277,24 @@ def default_model(role: Role) -> str:
 
 
 def _role_values(role: Role, file_models: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
-    values: dict[str, Any] = {
-        "model": default_model(role),
-        "max_tokens": DEFAULT_MAX_TOKENS[role],
-        "repeat_penalty": DEFAULT_REPEAT_PENALTY[role],
-    }
-    values.update(file_models.get("default", {}))
+    """A role's values: its defaults, ``[models.default]``, ``[models.<role>]``, the all-roles
+    variables, then the role's own; a role that inherits (:data:`INHERITS`) starts from the
+    values of the role it inherits and adds only its own table and variables."""
+    parent = INHERITS.get(role)
+    if parent is None:
+        values: dict[str, Any] = {
+            "model": default_model(role),
+            "max_tokens": DEFAULT_MAX_TOKENS[role],
+            "repeat_penalty": DEFAULT_REPEAT_PENALTY[role],
+        }
+        values.update(file_models.get("default", {}))
+    else:
+        values = _role_values(parent, file_models, env)
     values.update(file_models.get(role, {}))
     for field in RoleSettings.model_fields:
         for name in env_names(RoleSettings, field):  # the role's own variable last: it wins
+            if parent is not None and "{ROLE}" not in name:
+                continue  # the all-roles variables are in the parent's values already
             value = env.get(name.format(ROLE=role.upper()), "").strip()
             if value:
                 values[field] = value

@@ -225,6 +225,7 @@ class Team:
     def __init__(self, delay_s: float = 0.0) -> None:
         """Make empty scripts; ``delay_s`` slows every executor call (to observe overlap)."""
         self.models = {role: ScriptedChatModel(name_=role) for role in ROLES}
+        self.models["reader"] = self.models["writer"]  # hops read with the Writer's model by default
         self.models["master"].defaults.append((DECOMPOSE, kept_whole))  # a question kept whole
         self.models["master"].defaults.append((MARK, copied))  # ... and nothing marked in it
         self.models["writer"].defaults.append((HOP_READ, "unknown"))  # a value the reader cannot tell
@@ -245,7 +246,7 @@ class Team:
 
 @pytest.fixture
 def team() -> Team:
-    """Scripted models for the four roles."""
+    """Scripted models for the roles (the hop reader the Writer's)."""
     return Team()
 
 

@@ -50,6 +50,28 @@ max_replans = 5
     assert settings.db_path == tmp_path / "x.sqlite"
 
 
+def test_the_hop_reader_reads_with_the_writers_settings_unless_given_its_own(tmp_path) -> None:
+    path = write(
+        tmp_path,
+        """
+[models.writer]
+model = "file-writer"
+temperature = 0.3
+[models.reader]
+max_tokens = 32
+""",
+    )
+    env = {"AISEARCH_MODEL": "env-model", "AISEARCH_WRITER_BASE_URL": "http://env-writer/v1"}
+    reader = load_settings(path, env=env).role("reader")
+    assert reader.model == "env-model", "the writer's model (the all-roles variable beats its file table)"
+    assert reader.base_url == "http://env-writer/v1", "the writer's own variable is not undone by AISEARCH_*"
+    assert (reader.temperature, reader.max_tokens) == (0.3, 32)
+
+    own = load_settings(path, env={**env, "AISEARCH_READER_MODEL": "/models/hop-reader.gguf"})
+    assert own.role("reader").model == "/models/hop-reader.gguf"
+    assert own.role("writer").model == "env-model", "the reader's model is not the writer's"
+
+
 def test_secrets_are_masked(tmp_path) -> None:
     settings = load_settings(write(tmp_path, ""), env={"AISEARCH_API_KEY": "sk-very-secret-key"})
     shown = masked(settings)

@@ -127,6 +127,20 @@ async def test_a_three_hop_question_is_answered_hop_by_hop(team: Team, hotpot_hu
     assert len(writer_prompts) == 3 and all(HOP_READ in p for p in writer_prompts), "no read beyond the hops"
 
 
+async def test_hops_are_read_by_the_reader_role_when_it_has_a_model_of_its_own(
+    team: Team, hotpot_hub: ToolHub
+) -> None:
+    team["master"].on(DECOMPOSE, SPLIT)
+    team.models["reader"] = ScriptedChatModel(name_="reader")
+    team["reader"].on(HOP_READ, hop_reader(ANSWERS))
+
+    state, _, _ = await run(team.resources(hotpot_hub, make_settings(routing="cheap")), THREE_HOPS)
+
+    assert state["answer"]["short"] == "Stirlingshire"
+    assert len(team["reader"].calls) == 3, "one read per hop, by the reader"
+    assert not any(HOP_READ in call.prompt for call in team["writer"].calls), "the Writer reads no hop"
+
+
 async def test_a_hop_that_asks_only_the_name_of_an_earlier_answer_is_that_answer(
     team: Team, hotpot_hub: ToolHub
 ) -> None:
