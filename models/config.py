@@ -49,7 +49,7 @@ ServerKind = Literal["llama-cpp-python", "llama-server"]
 ROLES: tuple[Role, ...] = ("master", "planner", "executor", "writer", "reader")
 # the hop reader (a chain hop's answer in a few words, ``agents/hop_read.py``) reads with the
 # Writer's settings unless ``[models.reader]`` or ``AISEARCH_READER_*`` name its own: a reader
-# fine-tuned for hops (``aisearch distill reader``) need not be the Writer's model
+# fine-tuned for hops (``aisearch distill reader-examples``, then ``train``) need not be the Writer's model
 INHERITS: dict[Role, Role] = {"reader": "writer"}
 LOCAL = "local"
 CONFIG_ENV = "AISEARCH_CONFIG"

@@ -190,7 +190,9 @@ async def test_every_roles_model_is_warmed_before_the_first_question(sleepy_hub:
         run.models = models  # type: ignore[assignment]
         warmed = await warm_up(run)
 
-    assert warmed == ["master", "planner", "writer", "reader"], "a model that cannot answer is left to fail where timed"
+    assert warmed == ["master", "planner", "writer", "reader"], (
+        "a model that cannot answer is left to fail where timed"
+    )
     assert [body["model"] for body in server.bodies] == ["master", "planner", "writer", "reader"]
     assert all(body["max_tokens"] == 1 for body in server.bodies), "one token: the load, not a reply"
 
