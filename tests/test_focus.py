@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agents.focus import focus_passages, passage_sentences
+from agents.hop_read import HOP_CHARS, hop_sources
+from core.state import Evidence
 from core.text import sentences
 
 LONG = (
@@ -75,3 +77,24 @@ async def test_the_writer_reads_its_sources_cut_to_what_matters(team, hotpot_hub
     assert "North Sea" in context, "the sentence that answers is kept"
     body = [line.split(": ", 1)[1] for line in context.strip().split("\n\n") if ": " in line]
     assert sum(len(text) for text in body) <= 120, "the sources together stay within the budget"
+
+
+def test_a_hop_reads_its_four_passages_within_its_budget_and_keeps_the_answer() -> None:
+    filler = " ".join(f"The county held its fair number {n} in the town park." for n in range(12))
+    passages = [
+        Evidence(id=f"e{n}", title=title, content=f"{text} {filler}", kind="document")
+        for n, (title, text) in enumerate(
+            [
+                ("Van Hook Township", "Van Hook Township is a township in Mountrail County, North Dakota."),
+                ("Mountrail County", LONG),
+                ("Stanley, North Dakota", OTHER),
+                ("Parshall", "Parshall is a city in Mountrail County. It lies on the reservation."),
+            ]
+        )
+    ]
+    sources = hop_sources(passages, "What is the county seat of Mountrail County?")
+
+    read = "".join(line.split(": ", 1)[1] for line in sources.split("\n\n"))
+    assert len(read) <= HOP_CHARS < sum(len(item["content"]) for item in passages)
+    assert "Its county seat is Stanley." in sources
+    assert "fair number 11" not in sources, "filler that shares no word with the question is cut"
