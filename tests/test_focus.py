@@ -97,4 +97,6 @@ def test_a_hop_reads_its_four_passages_within_its_budget_and_keeps_the_answer() 
     read = "".join(line.split(": ", 1)[1] for line in sources.split("\n\n"))
     assert len(read) <= HOP_CHARS < sum(len(item["content"]) for item in passages)
     assert "Its county seat is Stanley." in sources
-    assert "fair number 11" not in sources, "filler that shares no word with the question is cut"
+    assert "fair number 11" not in sources, (
+        'filler whose only shared word ("county") is common to every passage is cut'
+    )
