@@ -182,6 +182,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         layers=args.layers,
         max_tokens=args.max_tokens,
         keep_every=args.keep_every,
+        weights=args.weights,
     )
     if options.max_steps < 1 or options.max_minutes <= 0 or options.layers < 1:
         raise ValueError("--max-steps, --max-minutes and --layers take positive numbers")
@@ -326,6 +327,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=default.keep_every,
         help="keep the adapter every N steps as a snapshot, for `export --snapshot`"
         f" (default {default.keep_every}; 0: none)",
+    )
+    tr.add_argument(
+        "--weights",
+        choices=("auto", "float32", "bfloat16"),
+        default=default.weights,
+        help="the frozen base's dtype; auto: bfloat16 where the CPU or GPU computes it natively, else"
+        " float32 (the adapters are float32 either way)",
     )
     tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=guard_bfcl(cmd_train))

@@ -4,7 +4,7 @@ The student starts from the executor's GGUF file, which ``transformers`` loads d
 architecture, ``gguf_file=``; ``distill/student.py``). LoRA adapters (``peft``) go on the attention and MLP projections of the
 last ``layers`` decoder layers, so the backward pass stops there: that is what makes a CPU run
 affordable (a GPU is used when torch sees one). One example per step (the prompts differ in length), AdamW, loss on the target tokens
-only. The learning rate warms up over the first steps and falls linearly to zero at ``max_steps``
+only, with logits computed at those positions alone (:func:`target_loss`). The learning rate warms up over the first steps and falls linearly to zero at ``max_steps``
 (``schedule="linear"``, the usual SFT schedule: the last examples of the order do not pull the
 weights as hard as the first; set ``max_steps`` to what ``max_minutes`` allows, or the decay is
 cut short), or stays constant. The run is bounded by ``max_steps`` and ``max_minutes``; every ``save_every`` steps the adapter,
@@ -27,6 +27,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from distill.examples import IGNORE_INDEX
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,7 @@ class TrainOptions:
     save_every: int = 20
     keep_every: int = 100  # a snapshot of the adapter every N steps (0: none)
     seed: int = 0
+    weights: Literal["auto", "float32", "bfloat16"] = "auto"  # the frozen base's (see compute_dtype)
 
 
 def snapshot_dir(out_dir: Path, step: int) -> Path:
@@ -95,6 +98,54 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
+def compute_dtype(weights: str, device: str) -> Any:
+    """The dtype the frozen base computes in: bfloat16 where the hardware multiplies it natively
+    (a GPU that supports it; a CPU with AVX512-BF16 or AMX, where a bfloat16 projection ran about
+    2.6 times as fast as a float32 one), float32 otherwise; ``weights`` names one to force it.
+    The adapters and their optimizer stay float32 either way."""
+    import torch
+
+    if weights != "auto":
+        return getattr(torch, weights)
+    if device == "cuda":
+        native = torch.cuda.is_bf16_supported()
+    else:  # oneDNN's own check (AVX512-BF16 or AMX); no public one exists
+        probe = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+        native = bool(probe()) if probe is not None else False
+    return torch.bfloat16 if native else torch.float32
+
+
+def on_device(model: Any, device: str, dtype: Any) -> Any:
+    """``model`` on ``device`` with its weights in ``dtype``; its buffers stay as they are (the
+    rotary frequencies rounded to bfloat16 would shift every position's angle)."""
+    model.to(device)
+    for param in model.parameters():
+        param.data = param.data.to(dtype)
+    return model
+
+
+def target_loss(model: Any, ids: list[int], labels: list[int], device: str) -> Any:
+    """The mean cross-entropy of the target tokens (the model's own loss for these labels), with the
+    vocabulary projection computed only at the positions that predict them.
+
+    The prompt (the tools' schemas) is most of an example and the reply a few dozen tokens; the
+    model's own loss projects every position onto the 151,936-token vocabulary and then ignores
+    the prompt's.
+    """
+    import torch
+
+    positions = [p for p in range(len(ids) - 1) if labels[p + 1] != IGNORE_INDEX]
+    if not positions:
+        raise ValueError("an example without target tokens")
+    output = model(
+        input_ids=torch.tensor([ids], device=device),
+        logits_to_keep=torch.tensor(positions, device=device),
+        use_cache=False,
+    )
+    targets = torch.tensor([labels[p + 1] for p in positions], device=device)
+    return torch.nn.functional.cross_entropy(output.logits[0].float(), targets)
+
+
 def lora_model(model: Any, options: TrainOptions) -> Any:
     """``model`` wrapped with LoRA adapters on the last ``options.layers`` layers."""
     from peft import LoraConfig, get_peft_model
@@ -108,7 +159,7 @@ def lora_model(model: Any, options: TrainOptions) -> Any:
         layers_to_transform=list(range(max(0, total - options.layers), total)),
         task_type="CAUSAL_LM",
     )
-    return get_peft_model(model, config)
+    return get_peft_model(model, config, autocast_adapter_dtype=True)  # float32 adapters on any base
 
 
 def _plot(losses: list[tuple[int, float]], path: Path) -> None:
@@ -166,7 +217,8 @@ def train(
     out_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(options.seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    peft_model = lora_model(model, options).to(device)
+    dtype = compute_dtype(options.weights, device)
+    peft_model = lora_model(on_device(model, device, dtype), options)
     peft_model.train()
     trainable = [p for p in peft_model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=options.learning_rate)
@@ -209,12 +261,8 @@ def train(
         if index == 0:
             random.Random(options.seed + epoch).shuffle(order)
         ids, labels = encoded[order[index]]
-        batch = {
-            "input_ids": torch.tensor([ids], device=device),
-            "labels": torch.tensor([labels], device=device),
-        }
-        output = peft_model(**batch)
-        output.loss.backward()
+        loss = target_loss(peft_model, ids, labels, device)
+        loss.backward()
         rate = learning_rate_at(step, options)
         for group in optimizer.param_groups:
             group["lr"] = rate
@@ -223,7 +271,7 @@ def train(
         step += 1
         record = {
             "step": step,
-            "loss": round(float(output.loss.detach()), 5),
+            "loss": round(float(loss.detach()), 5),
             "tokens": len(ids),
             "lr": rate,
             "seconds": round(seconds_before + time.perf_counter() - started, 2),
@@ -252,6 +300,7 @@ def train(
         "options": asdict(options),
         "torch_threads": torch.get_num_threads(),
         "device": device,
+        "dtype": str(dtype).removeprefix("torch."),
     }
     (out_dir / BUDGET).write_text(json.dumps(budget, indent=2) + "\n", encoding="utf-8")
     return budget

@@ -21,9 +21,11 @@ from distill.train import (  # noqa: E402
     LOSS_CURVE,
     TRAIN_LOG,
     TrainOptions,
+    compute_dtype,
     learning_rate_at,
     snapshot_dir,
     snapshot_steps,
+    target_loss,
     train,
 )
 
@@ -104,6 +106,43 @@ def test_the_linear_schedule_warms_up_and_ends_at_zero_and_constant_stays() -> N
     assert 0 < rates[-1] < 1e-4 and learning_rate_at(100, linear) == 0.0
     constant = TrainOptions(max_steps=100, learning_rate=1e-3, schedule="constant")
     assert {learning_rate_at(step, constant) for step in range(100)} == {1e-3}
+
+
+def test_the_loss_projects_only_the_target_positions_and_equals_the_models_own(tokenizer: Any) -> None:
+    ids, labels = encode(tokenizer, EXAMPLES[0], 512)
+    model = tiny_model(len(tokenizer))
+    projected: list[int] = []
+    model.lm_head.register_forward_hook(lambda _m, inputs, _o: projected.append(inputs[0].shape[1]))
+
+    ours = target_loss(model, ids, labels, "cpu")
+    own = model(input_ids=torch.tensor([ids]), labels=torch.tensor([labels])).loss
+
+    targets = sum(1 for label in labels if label != IGNORE_INDEX)
+    assert projected[0] == targets < len(ids), "the vocabulary projection of the target positions only"
+    assert float(ours) == pytest.approx(float(own), rel=1e-5)
+    with pytest.raises(ValueError, match="without target tokens"):
+        target_loss(model, ids, [IGNORE_INDEX] * len(ids), "cpu")
+
+
+def test_the_frozen_base_computes_in_bfloat16_and_the_adapters_train_in_float32(
+    tokenizer: Any, tmp_path: Path
+) -> None:
+    encoded = [encode(tokenizer, e, 512) for e in EXAMPLES]
+    model = tiny_model(len(tokenizer))
+    options = TrainOptions(max_steps=6, learning_rate=1e-2, layers=1, weights="bfloat16")
+
+    budget = train(model, encoded, tmp_path, options)
+
+    params = dict(model.named_parameters())
+    assert budget["dtype"] == "bfloat16"
+    assert {p.dtype for n, p in params.items() if "lora_" in n} == {torch.float32}, "adapters in float32"
+    assert {p.dtype for n, p in params.items() if "lora_" not in n} == {torch.bfloat16}
+    assert {b.dtype for n, b in model.named_buffers() if "inv_freq" in n} == {torch.float32}, "rotary kept"
+    log = [json.loads(line) for line in (tmp_path / TRAIN_LOG).read_text().splitlines()]
+    assert len(log) == 6 and all(np.isfinite(r["loss"]) for r in log)
+    assert compute_dtype("float32", "cpu") == torch.float32
+    native = torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    assert compute_dtype("auto", "cpu") == (torch.bfloat16 if native else torch.float32)
 
 
 @pytest.mark.slow
