@@ -19,7 +19,7 @@ from app.bfcl_cli import guard_bfcl
 from app.commands import echo
 from app.distill_calibrate_cli import register_calibrate
 from app.distill_reader_cli import register_reader
-from distill.export import BASE, QTYPES
+from distill.export import DEFAULT_QTYPE, QTYPES
 from distill.train import TrainOptions
 from evals.bfcl_fetch import BfclDataError
 
@@ -344,9 +344,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ex.add_argument(
         "--qtype",
         choices=QTYPES,
-        default=BASE,
-        help="of the merged tensors (default: the student file's own quantization, through llama.cpp's "
-        "quantizer where needed)",
+        default=DEFAULT_QTYPE,
+        help="of the merged tensors (default Q8_0, which keeps the trained update; base: the student "
+        "file's own quantization through llama.cpp's quantizer, faster to read but it erodes the update)",
     )
     ex.add_argument(
         "--snapshot",

@@ -74,7 +74,7 @@ def test_synthesize_curate_train_export_and_evaluate(cache: Path, capsys: pytest
     assert (train_dir / "loss_curve.png").is_file() and (train_dir / "train.log").is_file()
     manifest = run(capsys, "distill", "export")
     assert manifest["tensors_replaced"] == 7 and Path(manifest["file"]).is_file()
-    assert manifest["qtype"] == "base" and manifest["file_type"] == "Q4_K_M"  # llama.cpp's quantizer ran
+    assert manifest["qtype"] == "Q8_0" and manifest["file_type"] is None  # the update kept as trained
 
     assert executor_status()["model"] == DISTILLED_ALIAS
 

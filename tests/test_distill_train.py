@@ -267,11 +267,11 @@ def test_export_writes_the_merged_weights_over_the_base_file(tokenizer: Any, tmp
         merged_weights(tiny_model(len(tokenizer)), tmp_path / "nothing")
 
 
-def test_by_default_the_merged_tensors_land_in_the_base_files_own_quantization(
+def test_under_base_the_merged_tensors_land_in_the_base_files_own_quantization(
     tokenizer: Any, tmp_path: Path
 ) -> None:
     pytest.importorskip("llama_cpp")
-    from distill.export import requantize
+    from distill.export import BASE, requantize
 
     model = tiny_model(len(tokenizer))
     write_tiny_gguf(model, tmp_path / "f32.gguf")
@@ -279,7 +279,7 @@ def test_by_default_the_merged_tensors_land_in_the_base_files_own_quantization(
     requantize(tmp_path / "f32.gguf", base, gguf.LlamaFileType.MOSTLY_Q4_K_M)
     start = model.state_dict()["model.layers.1.self_attn.q_proj.weight"].numpy()
     moved = start + 0.25
-    written = write_gguf(base, {"model.layers.1.self_attn.q_proj.weight": moved}, tmp_path / "out.gguf")
+    written = write_gguf(base, {"model.layers.1.self_attn.q_proj.weight": moved}, tmp_path / "out.gguf", BASE)
     assert written["file_type"] == "Q4_K_M"
     before, after = gguf.GGUFReader(str(base)), gguf.GGUFReader(str(tmp_path / "out.gguf"))
     types = {t.name: t.tensor_type for t in after.tensors}
@@ -293,6 +293,36 @@ def test_by_default_the_merged_tensors_land_in_the_base_files_own_quantization(
         if t.name != "blk.1.attn_q.weight":
             assert np.array_equal(np.asarray(tensors[t.name].data), np.asarray(t.data)), t.name
     assert not list(tmp_path.glob("*.partial"))
+
+
+def test_by_default_a_small_trained_update_survives_the_export_that_the_base_quantization_erodes(
+    tokenizer: Any, tmp_path: Path
+) -> None:
+    pytest.importorskip("llama_cpp")
+    from distill.export import BASE, requantize
+
+    model = tiny_model(len(tokenizer))
+    write_tiny_gguf(model, tmp_path / "f32.gguf")
+    base = tmp_path / "q4_k_m.gguf"
+    requantize(tmp_path / "f32.gguf", base, gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    name, gguf_name = "model.layers.1.self_attn.q_proj.weight", "blk.1.attn_q.weight"
+    start = model.state_dict()[name].numpy()
+    # a LoRA-sized update: rank 1, 2 % of the weights' spread (a trained executor's adapter: 1-3 %)
+    rng = np.random.default_rng(0)
+    update = np.outer(rng.normal(size=start.shape[0]), rng.normal(size=start.shape[1])) * 0.02 * start.std()
+    moved = (start + update).astype(np.float32)
+
+    def kept(qtype: str | None) -> float:
+        out = tmp_path / f"{qtype}.gguf"
+        write_gguf(base, {name: moved}, out) if qtype is None else write_gguf(base, {name: moved}, out, qtype)
+        tensor = next(t for t in gguf.GGUFReader(str(out)).tensors if t.name == gguf_name)
+        read = gguf.quants.dequantize(tensor.data, tensor.tensor_type).reshape(moved.shape)
+        return float(
+            np.corrcoef((read - start).ravel(), update.ravel())[0, 1]
+        )  # how much of the update is there
+
+    assert kept(None) > 0.9  # Q8_0 tensors: the update as trained
+    assert kept(BASE) < 0.5  # requantized to the base's own types: mostly rounding noise
 
 
 @pytest.mark.parametrize(
