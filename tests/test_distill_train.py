@@ -267,16 +267,24 @@ def test_export_writes_the_merged_weights_over_the_base_file(tokenizer: Any, tmp
         merged_weights(tiny_model(len(tokenizer)), tmp_path / "nothing")
 
 
-def test_under_base_the_merged_tensors_land_in_the_base_files_own_quantization(
-    tokenizer: Any, tmp_path: Path
-) -> None:
+def tiny_q4_k_m(tokenizer: Any, tmp_path: Path) -> tuple[Any, Path]:
+    """A tiny model and its GGUF file quantized by llama.cpp to Q4_K_M (32-wide rows: llama.cpp
+    falls back from Q4_K / Q6_K to Q5_0 / Q8_0)."""
     pytest.importorskip("llama_cpp")
-    from distill.export import BASE, requantize
+    from distill.export import requantize
 
     model = tiny_model(len(tokenizer))
     write_tiny_gguf(model, tmp_path / "f32.gguf")
-    base = tmp_path / "q4_k_m.gguf"  # 32-wide rows: llama.cpp falls back from Q4_K / Q6_K to Q5_0 / Q8_0
-    requantize(tmp_path / "f32.gguf", base, gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    requantize(tmp_path / "f32.gguf", tmp_path / "q4_k_m.gguf", gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    return model, tmp_path / "q4_k_m.gguf"
+
+
+def test_under_base_the_merged_tensors_land_in_the_base_files_own_quantization(
+    tokenizer: Any, tmp_path: Path
+) -> None:
+    from distill.export import BASE
+
+    model, base = tiny_q4_k_m(tokenizer, tmp_path)
     start = model.state_dict()["model.layers.1.self_attn.q_proj.weight"].numpy()
     moved = start + 0.25
     written = write_gguf(base, {"model.layers.1.self_attn.q_proj.weight": moved}, tmp_path / "out.gguf", BASE)
@@ -298,13 +306,9 @@ def test_under_base_the_merged_tensors_land_in_the_base_files_own_quantization(
 def test_by_default_a_small_trained_update_survives_the_export_that_the_base_quantization_erodes(
     tokenizer: Any, tmp_path: Path
 ) -> None:
-    pytest.importorskip("llama_cpp")
-    from distill.export import BASE, requantize
+    from distill.export import BASE
 
-    model = tiny_model(len(tokenizer))
-    write_tiny_gguf(model, tmp_path / "f32.gguf")
-    base = tmp_path / "q4_k_m.gguf"
-    requantize(tmp_path / "f32.gguf", base, gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    model, base = tiny_q4_k_m(tokenizer, tmp_path)
     name, gguf_name = "model.layers.1.self_attn.q_proj.weight", "blk.1.attn_q.weight"
     start = model.state_dict()[name].numpy()
     # a LoRA-sized update: rank 1, 2 % of the weights' spread (a trained executor's adapter: 1-3 %)
