@@ -345,8 +345,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--qtype",
         choices=QTYPES,
         default=DEFAULT_QTYPE,
-        help="of the merged tensors (default Q8_0, which keeps the trained update; base: the student "
-        "file's own quantization through llama.cpp's quantizer, faster to read but it erodes the update)",
+        help=f"of the merged tensors (default {DEFAULT_QTYPE}, which keeps the trained update; base: the "
+        "student file's own quantization through llama.cpp's quantizer, faster to read but it erodes the update)",
     )
     ex.add_argument(
         "--snapshot",

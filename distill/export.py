@@ -43,9 +43,9 @@ log = logging.getLogger(__name__)
 
 BASE = "base"  # merged tensors in the base file's own quantization
 QTYPES: tuple[str, ...] = (BASE, "Q8_0", "F16", "F32")
-# Q8_0 keeps what training moved: requantized to a Q4_K_M base's own types, a LoRA update (a few
-# parts in a thousand of a weight) mostly drowns in the quantization step, and the same trained
-# executor scored 53 % on BFCL's dev split against 70 % with Q8_0 tensors (docs/results.md).
+# Q8_0 keeps what training moved: requantized to a Q4_K_M base's own types, a LoRA update (1-3 % of
+# a weight's spread) mostly drowns in the quantization step, and the same trained executor scored
+# 53 % on BFCL's dev split against 70 % with Q8_0 tensors (docs/results.md).
 # BASE reads prompts faster (Q8_0 tensors in the 1.5B: about 1.5x slower).
 DEFAULT_QTYPE = "Q8_0"
 WRITABLE = ("F32", "F16", "Q8_0")  # the tensor types ``gguf``'s Python writer quantizes to

@@ -316,16 +316,15 @@ def test_by_default_a_small_trained_update_survives_the_export_that_the_base_qua
     update = np.outer(rng.normal(size=start.shape[0]), rng.normal(size=start.shape[1])) * 0.02 * start.std()
     moved = (start + update).astype(np.float32)
 
-    def kept(qtype: str | None) -> float:
-        out = tmp_path / f"{qtype}.gguf"
-        write_gguf(base, {name: moved}, out) if qtype is None else write_gguf(base, {name: moved}, out, qtype)
+    def kept(*qtype: str) -> float:
+        """How much of the update the file written with ``qtype`` (none: the default) holds."""
+        out = tmp_path / f"{'-'.join(qtype) or 'default'}.gguf"
+        write_gguf(base, {name: moved}, out, *qtype)
         tensor = next(t for t in gguf.GGUFReader(str(out)).tensors if t.name == gguf_name)
         read = gguf.quants.dequantize(tensor.data, tensor.tensor_type).reshape(moved.shape)
-        return float(
-            np.corrcoef((read - start).ravel(), update.ravel())[0, 1]
-        )  # how much of the update is there
+        return float(np.corrcoef((read - start).ravel(), update.ravel())[0, 1])
 
-    assert kept(None) > 0.9  # Q8_0 tensors: the update as trained
+    assert kept() > 0.9  # Q8_0 tensors: the update as trained
     assert kept(BASE) < 0.5  # requantized to the base's own types: mostly rounding noise
 
 
